@@ -1,0 +1,278 @@
+"""The flat rectangular membrane under uniform pressure: inputs, validation and the solve.
+
+Units are any consistent set: lengths l, b, t and displacements in one length unit L, E and p
+in force per L^2 (the paper's example uses l ~ 2, b ~ 1, t ~ 0.0015, E ~ 210, p = 100, and
+deflections come out of order 1).
+"""
+import math
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from . import newton as _newton
+from .element import gauss_derivatives, shape_functions, stiffness_tables
+from .mesh import EDGE_CONDITIONS, EDGES, build_topology, locate
+
+#: The paper's probe points (x, y) in the reference configuration.
+DEFAULT_PROBES = {"p1": (1.0, 0.5), "p2": (0.6, 0.2), "p3": (1.6, 0.8)}
+MODES = ("fast", "paper")
+
+
+def _check_positive(name, value):
+    _check_finite(name, value)
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {name}={value!r}")
+
+
+def _check_finite(name, value):
+    try:
+        ok = math.isfinite(float(value))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number, got {name}={value!r}") from None
+    if not ok:
+        raise ValueError(f"{name} must be a finite number, got {name}={value!r}")
+
+
+def _check_int(name, value, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
+
+
+def normalise_edges(edges):
+    """Edge conditions as a dict over all four edges.
+
+    ``edges`` is one condition for all edges (``"clamped"`` or ``"w"``) or a dict naming some
+    edges (the rest stay clamped).
+    """
+    if isinstance(edges, str):
+        edges = dict.fromkeys(EDGES, edges)
+    out = dict.fromkeys(EDGES, "clamped")
+    for name, cond in dict(edges).items():
+        if name not in EDGES:
+            raise ValueError(f"unknown edge {name!r}; edges are {EDGES}")
+        if cond not in EDGE_CONDITIONS:
+            raise ValueError(f"edge {name!r}: unknown condition {cond!r}; use one of "
+                             f"{EDGE_CONDITIONS}")
+        out[name] = cond
+    clamped = [n for n in EDGES if out[n] == "clamped"]
+    if not clamped:
+        raise ValueError("at least one edge must be clamped, or in-plane rigid motion is free: "
+                         f"edges={out}")
+    return out
+
+
+def solver_settings(mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter=None,
+                    start_scale=1.0):
+    """Validated keyword arguments of :func:`fem.newton.solve_path` for a solve mode (see
+    :meth:`Membrane.solve`)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got mode={mode!r}")
+    paper = mode == "paper"
+    if increments is None:
+        increments = 400 if paper else 1
+    _check_int("increments", increments)
+    if max_iter is None:
+        max_iter = 100 if paper else 30
+    _check_int("max_iter", max_iter)
+    _check_positive("rtol", rtol)
+    _check_positive("tol", tol)
+    _check_positive("start_scale", start_scale)
+    return dict(paper=paper, n_increments=int(increments), abs_tol=float(tol), rtol=float(rtol),
+                max_iter=int(max_iter), start_scale=float(start_scale), max_cuts=40)
+
+
+@lru_cache(maxsize=32)
+def _topology(nx, ny, edges_key):
+    return build_topology(nx, ny, dict(edges_key))
+
+
+@dataclass
+class MembraneResult:
+    """Solution of one membrane problem.
+
+    Attributes:
+        displacement: (nnode, 3) nodal (u, v, w) in length units; w < 0 is downward.
+        coordinates: (nnode, 2) reference nodal coordinates (x, y).
+        probes: name -> (x, y) of the probe points.
+        probe_w: name -> w at that probe (interpolated with the element shape functions).
+        path_load: load factors (0 .. 1) of the unloaded state and every converged increment.
+        path_w: (len(path_load), nprobe) probe w at those increments.
+        converged, status, reason: outcome; ``reason`` explains a failure.
+        increments, newton_iterations, seconds: cost of the solve.
+    """
+
+    membrane: "Membrane"
+    displacement: np.ndarray
+    coordinates: np.ndarray
+    probes: dict
+    probe_w: dict
+    path_load: np.ndarray
+    path_w: np.ndarray
+    converged: bool
+    status: int
+    reason: str
+    increments: int
+    newton_iterations: int
+    seconds: float
+    mode: str = "fast"
+    _topo: object = field(default=None, repr=False)
+
+    @property
+    def w(self):
+        """(nnode,) vertical displacement."""
+        return self.displacement[:, 2]
+
+    def grid(self, component=2):
+        """Displacement component on the (nx + 1, ny + 1) node grid, indexed [i, j]."""
+        t = self._topo
+        g = np.empty((t.nx + 1, t.ny + 1))
+        g[t.node_ij[:, 0], t.node_ij[:, 1]] = self.displacement[:, component]
+        return g
+
+    def strains(self):
+        """(nelem, 3) Green-Lagrange strains (eps_x, eps_y, gamma_xy) at element centres."""
+        return self._centre_state()[0]
+
+    def stresses(self):
+        """(nelem, 3) second Piola-Kirchhoff stresses (S_x, S_y, S_xy) at element centres, in
+        the units of E."""
+        return self._centre_state()[1]
+
+    def membrane_forces(self):
+        """(nelem, 3) membrane forces t * S per unit reference width (force per length)."""
+        return self.membrane.t * self.stresses()
+
+    def _centre_state(self):
+        m, t = self.membrane, self._topo
+        hx, hy = m.l / t.nx, m.b / t.ny
+        ue = self.displacement[t.conn]  # (nelem, 4, 3)
+        dndxi = 0.25 * np.array([-1.0, 1.0, 1.0, -1.0]) * (2.0 / hx)
+        dndeta = 0.25 * np.array([-1.0, -1.0, 1.0, 1.0]) * (2.0 / hy)
+        gx = np.einsum("a,eac->ec", dndxi, ue) + np.array([1.0, 0.0, 0.0])
+        gy = np.einsum("a,eac->ec", dndeta, ue) + np.array([0.0, 1.0, 0.0])
+        eps = np.stack([0.5 * ((gx * gx).sum(1) - 1.0), 0.5 * ((gy * gy).sum(1) - 1.0),
+                        (gx * gy).sum(1)], axis=1)
+        c = m.E / (1.0 - m.nu ** 2)
+        stress = np.stack([c * (eps[:, 0] + m.nu * eps[:, 1]), c * (m.nu * eps[:, 0] + eps[:, 1]),
+                           c * 0.5 * (1.0 - m.nu) * eps[:, 2]], axis=1)
+        return eps, stress
+
+    def summary(self):
+        """A short text table of the probes."""
+        lines = [f"{'probe':<6}{'x':>9}{'y':>9}{'w':>16}"]
+        for name, (x, y) in self.probes.items():
+            lines.append(f"{name:<6}{x:>9.4f}{y:>9.4f}{self.probe_w[name]:>16.8f}")
+        state = "converged" if self.converged else f"NOT converged: {self.reason}"
+        lines.append(f"{state}; {self.increments} increments, {self.newton_iterations} Newton "
+                     f"iterations, {self.seconds * 1e3:.2f} ms")
+        return "\n".join(lines)
+
+
+class Membrane:
+    """Geometrically nonlinear Q4 membrane, clamped on its edges, under uniform pressure.
+
+    Args:
+        l, b: side lengths along x and y (length).
+        t: thickness (length).
+        E: Young's modulus (force / length^2).
+        nu: Poisson's ratio, in (-1, 0.5).
+        p: pressure acting downward (-z) on the reference area, a dead load (force / length^2).
+        nx, ny: elements along x and y.
+        edges: ``"clamped"`` (u = v = w = 0), ``"w"`` (w = 0 only) or a dict per edge
+            (``bottom`` y=0, ``right`` x=l, ``top`` y=b, ``left`` x=0).
+        probes: name -> (x, y) reference points where w is reported.
+
+    Example:
+        >>> res = Membrane(l=2, b=1, t=0.0015, E=210, nu=0.3).solve()
+        >>> res.converged, round(res.probe_w["p1"], 4)
+        (True, -0.4143)
+    """
+
+    def __init__(self, l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3, p=100.0, nx=20, ny=10,
+                 edges="clamped", probes=None):
+        for name, value in (("l", l), ("b", b), ("t", t), ("E", E)):
+            _check_positive(name, value)
+        _check_finite("nu", nu)
+        if not -1.0 < nu < 0.5:
+            raise ValueError(f"nu must lie in (-1, 0.5), got nu={nu!r}")
+        _check_finite("p", p)
+        _check_int("nx", nx)
+        _check_int("ny", ny)
+        self.l, self.b, self.t, self.E, self.nu, self.p = map(float, (l, b, t, E, nu, p))
+        self.nx, self.ny = int(nx), int(ny)
+        self.edges = normalise_edges(edges)
+        self.probes = dict(DEFAULT_PROBES if probes is None else probes)
+        for name, (x, y) in self.probes.items():
+            _check_finite(f"probe {name} x", x)
+            _check_finite(f"probe {name} y", y)
+            if not (0.0 <= x <= self.l and 0.0 <= y <= self.b):
+                raise ValueError(f"probe {name}=({x}, {y}) lies outside the membrane "
+                                 f"[0, {self.l}] x [0, {self.b}]")
+
+    def __repr__(self):
+        return (f"Membrane(l={self.l}, b={self.b}, t={self.t}, E={self.E}, nu={self.nu}, "
+                f"p={self.p}, nx={self.nx}, ny={self.ny})")
+
+    @property
+    def topology(self):
+        return _topology(self.nx, self.ny, tuple(sorted(self.edges.items())))
+
+    def system(self):
+        """The arrays :func:`fem.newton.solve_path` takes (geometry, material and load)."""
+        topo = self.topology
+        hx, hy = self.l / self.nx, self.b / self.ny
+        dndx, dndy, weight = gauss_derivatives(hx, hy)
+        c = self.E * self.t / (1.0 - self.nu ** 2)
+        c11, c12, c33 = c, c * self.nu, c * 0.5 * (1.0 - self.nu)
+        free_dofs = np.nonzero(topo.eq >= 0)[0]
+        # consistent nodal load of -p on the reference area: int N_a dA = hx hy / 4
+        fext_full = np.zeros(3 * topo.nnode)
+        np.add.at(fext_full, 3 * topo.conn.ravel() + 2, -self.p * hx * hy / 4.0)
+        xy = topo.coordinates(self.l, self.b)
+        xi, eta = xy[:, 0] / self.l, xy[:, 1] / self.b
+        phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
+        nodes, shape = [], []
+        for x, y in self.probes.values():
+            i, j, pxi, peta = locate(x, y, self.l, self.b, self.nx, self.ny)
+            nodes.append(topo.conn[i * self.ny + j])
+            shape.append(shape_functions(pxi, peta))
+        nprobe = len(nodes)
+        return dict(conn=topo.conn, elem_eq=topo.elem_eq, free_dofs=free_dofs,
+                    bandwidth=topo.bandwidth, dndx=dndx, dndy=dndy, weight=weight,
+                    ktab=stiffness_tables(dndx, dndy, weight, c11, c12, c33),
+                    c11=c11, c12=c12, c33=c33,
+                    fext=fext_full[free_dofs], phi=phi,
+                    probe_nodes=np.array(nodes, dtype=np.int64).reshape(nprobe, 4),
+                    probe_shape=np.array(shape, dtype=float).reshape(nprobe, 4))
+
+    def solve(self, mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter=None,
+              start_scale=1.0):
+        """Solve by Newton-Raphson load stepping.
+
+        Args:
+            mode: ``"fast"`` (adaptive increments, relative residual ``rtol``, line search) or
+                ``"paper"`` (``increments`` fixed increments, default 400; absolute tolerance
+                ``tol`` on the 2-norm of the unbalanced force over the free unknowns, in force
+                units; at most ``max_iter`` (100) iterations per increment).
+            increments: fixed increments for ``paper``; for ``fast`` the smallest number of
+                equal increments to take (default 1: first try the full load).
+            start_scale: factor on the Rayleigh-Ritz starting bulge (for studies of the start).
+
+        Returns:
+            :class:`MembraneResult`; ``converged`` is False, with a reason, on failure.
+        """
+        settings = solver_settings(mode, increments, rtol, tol, max_iter, start_scale)
+        t0 = time.perf_counter()
+        status, U, plam, pw, nincr, nit = _newton.solve_path(**self.system(), **settings)
+        seconds = time.perf_counter() - t0
+        topo = self.topology
+        return MembraneResult(
+            membrane=self, displacement=U.reshape(-1, 3), coordinates=topo.coordinates(self.l, self.b),
+            probes=dict(self.probes),
+            probe_w={n: float(pw[-1, k]) if status == _newton.OK else float("nan")
+                     for k, n in enumerate(self.probes)},
+            path_load=plam, path_w=pw, converged=status == _newton.OK, status=int(status),
+            reason=_newton.STATUS_TEXT[int(status)], increments=int(nincr),
+            newton_iterations=int(nit), seconds=seconds, mode=mode, _topo=topo)

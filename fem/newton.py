@@ -1,0 +1,242 @@
+"""Newton-Raphson load stepping for the membrane (numba, no Python in the loop).
+
+Two modes share one Newton iteration:
+
+* ``paper``: ``n`` fixed increments of the load factor (the paper's p/400); an increment has
+  converged when the Euclidean norm of the unbalanced force over the free unknowns,
+  ``||lambda f_ext - f_int||_2``, is below an absolute tolerance (the paper's 1e-4, in force
+  units), with at most ``max_iter`` (100) iterations; plain Newton steps.
+* ``fast``: adaptive increments (a first try at the full load, doubling after a success,
+  halving after a failure), each converged to ``||r||_2 <= rtol ||lambda f_ext||_2``, with a
+  backtracking line search on the total potential energy.
+
+Start. The flat unstressed membrane has no out-of-plane stiffness, so Newton cannot start from
+w = 0. The first increment starts from a one-term Rayleigh-Ritz bulge ``w = W phi`` with
+``phi = 16 (x/l)(1 - x/l)(y/b)(1 - y/b)`` and u = v = 0; with no in-plane motion the strain
+energy is exactly ``c W^4``, so the energy-minimising amplitude is
+``W = (lambda f_ext . phi / f_int(phi) . phi)^(1/3)``. This guess only seeds Newton: no
+prestress enters the equations, and the converged state does not depend on it (tested).
+
+Predictor. Between increments the converged state is scaled as an ideal membrane scales with
+the load: ``w ~ lambda^(1/3)`` and ``u, v ~ lambda^(2/3)``.
+"""
+import numpy as np
+from numba import njit
+
+from .assembly import assemble
+from .banded import cholesky_banded, solve_cholesky_banded
+
+#: Status codes returned by :func:`solve_path`.
+OK = 0
+MAX_ITERATIONS = 1
+INCREMENT_TOO_SMALL = 2
+NOT_FINITE = 3
+NOT_POSITIVE_DEFINITE = 4
+
+STATUS_TEXT = {
+    OK: "converged",
+    MAX_ITERATIONS: "Newton iteration limit reached without convergence",
+    INCREMENT_TOO_SMALL: "load increment cut back below the minimum without convergence",
+    NOT_FINITE: "non-finite residual",
+    NOT_POSITIVE_DEFINITE: "tangent stiffness not positive definite",
+}
+
+
+@njit(cache=True)
+def _norm_free(r):
+    s = 0.0
+    for i in range(r.shape[0]):
+        s += r[i] * r[i]
+    return np.sqrt(s)
+
+
+@njit(cache=True)
+def _residual(lam, fext, f, r):
+    for i in range(r.shape[0]):
+        r[i] = lam * fext[i] - f[i]
+    return _norm_free(r)
+
+
+@njit(cache=True)
+def _load_work(lam, fext, U, free_dofs):
+    s = 0.0
+    for i in range(free_dofs.shape[0]):
+        s += fext[i] * U[free_dofs[i]]
+    return lam * s
+
+
+@njit(cache=True)
+def newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12, c33, fext,
+           tol, line_search, max_iter, ab, ab_t, f, f_t, r, U_t):
+    """Newton iterations at load factor ``lam`` from ``U`` (updated in place).
+
+    Converged when ``||lam f_ext - f_int||_2 <= tol``. Returns (status, iterations).
+    """
+    energy = assemble(U, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33, f, ab, True)
+    rn = _residual(lam, fext, f, r)
+    it = 0
+    while True:
+        if not np.isfinite(rn):
+            return NOT_FINITE, it
+        if rn <= tol:
+            return OK, it
+        if it >= max_iter:
+            return MAX_ITERATIONS, it
+        if not cholesky_banded(ab):
+            return NOT_POSITIVE_DEFINITE, it
+        du = solve_cholesky_banded(ab, r.copy())
+        it += 1
+        pot0 = energy - _load_work(lam, fext, U, free_dofs)
+        slope = 0.0
+        for i in range(du.shape[0]):
+            slope -= r[i] * du[i]
+        s = 1.0
+        accepted = False
+        energy_t = energy
+        rn_t = rn
+        for _ in range(12 if line_search else 1):
+            U_t[:] = U
+            for i in range(du.shape[0]):
+                U_t[free_dofs[i]] += s * du[i]
+            energy_t = assemble(U_t, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33,
+                                f_t, ab_t, True)
+            rn_t = _residual(lam, fext, f_t, r)
+            if not line_search:
+                accepted = True
+                break
+            pot_t = energy_t - _load_work(lam, fext, U_t, free_dofs)
+            if np.isfinite(rn_t) and (rn_t < rn or pot_t <= pot0 + 1e-4 * s * slope):
+                accepted = True
+                break
+            s *= 0.5
+        if not accepted:
+            return NOT_FINITE if not np.isfinite(rn_t) else MAX_ITERATIONS, it
+        U[:] = U_t
+        energy = energy_t
+        rn = rn_t
+        ab, ab_t = ab_t, ab
+        f, f_t = f_t, f
+
+
+@njit(cache=True)
+def _predict(U, U_c, lam, lam_c, W1, phi, start_scale):
+    """Start of an increment: the Ritz bulge from the flat state, else the scaled last state."""
+    if lam_c == 0.0:
+        amp = start_scale * W1 * lam ** (1.0 / 3.0)
+        for k in range(U.shape[0] // 3):
+            U[3 * k] = 0.0
+            U[3 * k + 1] = 0.0
+            U[3 * k + 2] = amp * phi[k]
+    else:
+        sw = (lam / lam_c) ** (1.0 / 3.0)
+        suv = sw * sw
+        for k in range(U.shape[0] // 3):
+            U[3 * k] = suv * U_c[3 * k]
+            U[3 * k + 1] = suv * U_c[3 * k + 1]
+            U[3 * k + 2] = sw * U_c[3 * k + 2]
+
+
+@njit(cache=True)
+def _probe_w(U, probe_nodes, probe_shape, out):
+    for p in range(probe_nodes.shape[0]):
+        s = 0.0
+        for a in range(4):
+            s += probe_shape[p, a] * U[3 * probe_nodes[p, a] + 2]
+        out[p] = s
+
+
+@njit(cache=True, nogil=True)
+def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c11, c12, c33, fext,
+               phi, probe_nodes, probe_shape, paper, n_increments, abs_tol, rtol, max_iter,
+               start_scale, max_cuts):
+    """Load-step from the flat state to the full load (load factor 1).
+
+    Returns ``(status, U, path_lambda, path_w, increments, iterations)`` where ``path_*`` hold
+    the converged increments (row 0 is the unloaded state) and ``increments`` counts them.
+    """
+    ndof = 3 * phi.shape[0]
+    neq = free_dofs.shape[0]
+    ab = np.zeros((neq, bandwidth + 1))
+    ab_t = np.zeros((neq, bandwidth + 1))
+    f = np.zeros(neq)
+    f_t = np.zeros(neq)
+    r = np.zeros(neq)
+    U = np.zeros(ndof)
+    U_c = np.zeros(ndof)
+    U_t = np.zeros(ndof)
+    nprobe = probe_nodes.shape[0]
+    max_path = n_increments + 1 if paper else n_increments + 4 * max_cuts + 2
+    path_lam = np.zeros(max_path)
+    path_w = np.zeros((max_path, nprobe))
+    wtmp = np.zeros(nprobe)
+
+    # Ritz amplitude at load factor 1: W^3 = f_ext.phi / (f_int(phi).phi)
+    for k in range(phi.shape[0]):
+        U_t[3 * k + 2] = phi[k]
+    assemble(U_t, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33, f, ab, False)
+    num = 0.0
+    den = 0.0
+    for i in range(neq):
+        d = free_dofs[i]
+        if d % 3 == 2:
+            num += fext[i] * phi[d // 3]
+            den += f[i] * phi[d // 3]
+    ratio = num / den
+    W1 = -((-ratio) ** (1.0 / 3.0)) if ratio < 0 else ratio ** (1.0 / 3.0)
+
+    fext_norm = _norm_free(fext)
+    lam_c = 0.0
+    n_path = 1
+    total_it = 0
+    status = OK
+    if paper:
+        for k in range(1, n_increments + 1):
+            lam = k / n_increments
+            _predict(U, U_c, lam, lam_c, W1, phi, start_scale)
+            status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
+                                c12, c33, fext, abs_tol, False, max_iter, ab, ab_t, f, f_t, r, U_t)
+            total_it += it
+            if status != OK:
+                break
+            lam_c = lam
+            U_c[:] = U
+            _probe_w(U, probe_nodes, probe_shape, wtmp)
+            path_lam[n_path] = lam
+            path_w[n_path] = wtmp
+            n_path += 1
+    else:
+        dlam_max = 1.0 / n_increments
+        dlam = dlam_max
+        cuts = 0
+        while lam_c < 1.0:
+            lam = lam_c + dlam
+            if lam > 1.0 - 1e-12:
+                lam = 1.0
+            _predict(U, U_c, lam, lam_c, W1, phi, start_scale)
+            status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
+                                c12, c33, fext, rtol * lam * fext_norm, True, max_iter, ab, ab_t, f,
+                                f_t, r, U_t)
+            total_it += it
+            if status == OK:
+                lam_c = lam
+                U_c[:] = U
+                _probe_w(U, probe_nodes, probe_shape, wtmp)
+                path_lam[n_path] = lam
+                path_w[n_path] = wtmp
+                n_path += 1
+                dlam = min(2.0 * dlam, dlam_max)
+                if n_path >= max_path and lam_c < 1.0:
+                    status = INCREMENT_TOO_SMALL
+                    break
+            else:
+                cuts += 1
+                dlam *= 0.5
+                if cuts > max_cuts:
+                    status = INCREMENT_TOO_SMALL
+                    break
+                status = OK
+        if status == OK:
+            U[:] = U_c
+    if status != OK:
+        U[:] = U_c
+    return status, U, path_lam[:n_path].copy(), path_w[:n_path].copy(), n_path - 1, total_it

@@ -1,0 +1,1 @@
+"""uqkit: structural uncertainty quantification."""

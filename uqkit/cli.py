@@ -1,0 +1,115 @@
+"""The ``uqkit`` command line.
+
+Subcommands:
+    fe      solve one membrane with the built-in FE model
+    study   run one of the paper's studies (membrane, regression, moons, wind)
+
+Bad input exits with code 2 and a one-line message on stderr.
+"""
+import argparse
+import json
+import sys
+
+
+class UsageError(Exception):
+    """A bad command-line value: reported on one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _add_fe(sub):
+    p = sub.add_parser("fe", help="solve one membrane with the built-in FE model",
+                       description="Solve the clamped membrane under uniform pressure.")
+    for name, help_ in (("l", "length along x"), ("b", "width along y"), ("t", "thickness"),
+                        ("E", "Young's modulus"), ("nu", "Poisson's ratio")):
+        p.add_argument(f"--{name}", type=float, required=True, help=help_)
+    p.add_argument("--p", type=float, default=100.0, help="pressure, downward (default 100)")
+    p.add_argument("--nx", type=int, default=20, help="elements along x (default 20)")
+    p.add_argument("--ny", type=int, default=10, help="elements along y (default 10)")
+    p.add_argument("--mode", default="fast", choices=("fast", "paper"))
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--plot", metavar="FILE.png", help="save the deflection contour plot")
+    p.set_defaults(func=_run_fe)
+
+
+def _run_fe(args):
+    from fem import Membrane
+
+    try:
+        membrane = Membrane(l=args.l, b=args.b, t=args.t, E=args.E, nu=args.nu, p=args.p,
+                            nx=args.nx, ny=args.ny)
+    except ValueError as exc:
+        raise UsageError(f"uqkit fe: {exc}") from None
+    res = membrane.solve(mode=args.mode)
+    if args.plot:
+        _save_plot(res, args.plot)
+    if args.json:
+        out = {
+            "inputs": {"l": args.l, "b": args.b, "t": args.t, "E": args.E, "nu": args.nu,
+                       "p": args.p},
+            "mesh": [args.nx, args.ny],
+            "mode": args.mode,
+            "probes": [{"name": n, "x": x, "y": y, "w": _json_float(res.probe_w[n])}
+                       for n, (x, y) in res.probes.items()],
+            "converged": res.converged,
+            "increments": res.increments,
+            "newton_iterations": res.newton_iterations,
+            "seconds": res.seconds,
+        }
+        if not res.converged:
+            out["reason"] = res.reason
+        print(json.dumps(out))
+    else:
+        print(res.summary())
+    return 0 if res.converged else 1
+
+
+def _json_float(x):
+    return None if x != x else x
+
+
+def _save_plot(res, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fem import plot_deflection
+
+    ax = plot_deflection(res)
+    ax.figure.tight_layout()
+    try:
+        ax.figure.savefig(path, dpi=120)
+    except OSError as exc:
+        raise UsageError(f"uqkit fe: cannot write --plot {path!r}: {exc.strerror}") from None
+    plt.close(ax.figure)
+
+
+def build_parser():
+    parser = _Parser(prog="uqkit", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_fe(sub)
+    from . import study_cli
+
+    study_cli.add_study(sub)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the ``uqkit`` command; returns the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except UsageError as exc:
+        print(str(exc).replace("\n", " "), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("uqkit: interrupted; finished runs are kept in the study store", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
