@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+
+from fem import Membrane, solve_batch
+
+
+def _rows(n, seed=3):
+    rng = np.random.default_rng(seed)
+    return np.column_stack([rng.normal(2, 0.05, n), rng.normal(1, 0.05, n),
+                            rng.uniform(0.001, 0.002, n), rng.normal(210, 10, n),
+                            np.exp(rng.normal(np.log(0.3), 0.01, n))])
+
+
+def test_batch_equals_one_by_one_exactly():
+    X = _rows(12)
+    res = solve_batch(X, workers=2)
+    single = np.array([list(Membrane(*row).solve().probe_w.values()) for row in X])
+    assert res.converged.all()
+    assert np.array_equal(res.w, single)
+    assert np.array_equal(solve_batch(X, workers=1).w, res.w)
+    assert res.probe_names == ("p1", "p2", "p3")
+
+
+def test_batch_paper_mode_matches_single():
+    X = _rows(2)
+    res = solve_batch(X, mode="paper")
+    single = np.array([list(Membrane(*row).solve(mode="paper").probe_w.values()) for row in X])
+    assert np.array_equal(res.w, single)
+
+
+def test_bad_rows_are_flagged_not_dropped():
+    X = _rows(3)
+    X[1, 2] = -0.001
+    X[2, 4] = np.nan
+    res = solve_batch(X)
+    assert res.converged.tolist() == [True, False, False]
+    assert res.reasons[1] == "invalid input: t must be > 0, got t=-0.001"
+    assert "nu must be a finite number" in res.reasons[2]
+    assert np.isnan(res.w[1:]).all() and np.isfinite(res.w[0]).all()
+
+
+def test_bad_shape():
+    with pytest.raises(ValueError, match=r"shape \(n, 5\).*got shape \(3, 4\)"):
+        solve_batch(np.ones((3, 4)))

@@ -1,0 +1,136 @@
+"""Membrane solutions against analytic limits, symmetry, mode agreement and refinement."""
+import math
+
+import numpy as np
+import pytest
+
+from fem import Membrane
+
+PAPER_MEAN = dict(l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3)
+
+
+@pytest.fixture(scope="module")
+def fast():
+    return Membrane(**PAPER_MEAN).solve()
+
+
+def test_long_strip_limit():
+    # small deflection of a 4:1 strip: w0 = (b/8) [24 (1 - nu^2) p b / (E t)]^(1/3)
+    E, t, nu, b, p = 210.0, 0.0015, 0.3, 1.0, 2e-3
+    w0 = b / 8 * (24 * (1 - nu ** 2) * p * b / (E * t)) ** (1 / 3)
+    res = Membrane(l=4.0, b=b, t=t, E=E, nu=nu, p=p, nx=80, ny=20,
+                   probes={"centre": (2.0, 0.5)}).solve()
+    assert res.converged
+    assert -res.probe_w["centre"] == pytest.approx(w0, rel=0.01)
+
+
+def test_small_load_scales_with_cube_root_of_pressure():
+    w = [Membrane(**PAPER_MEAN, p=p).solve().probe_w["p1"] for p in (1e-3, 8e-3)]
+    assert w[1] / w[0] == pytest.approx(2.0, rel=2e-3)
+
+
+def test_solution_is_symmetric(fast):
+    w = fast.grid(2)
+    u = fast.grid(0)
+    v = fast.grid(1)
+    scale = np.abs(w).max()
+    assert np.abs(w - w[::-1, :]).max() < 1e-9 * scale
+    assert np.abs(w - w[:, ::-1]).max() < 1e-9 * scale
+    assert np.abs(u + u[::-1, :]).max() < 1e-9 * scale
+    assert np.abs(v + v[:, ::-1]).max() < 1e-9 * scale
+    assert w.min() < 0  # downward
+
+
+def test_converged_residual_is_tight(fast):
+    assert fast.converged and fast.reason == "converged"
+    assert fast.path_load[-1] == 1.0
+    assert fast.path_w[-1].tolist() == [fast.probe_w[n] for n in fast.probes]
+
+
+def test_paper_mode_agrees_with_fast(fast):
+    paper = Membrane(**PAPER_MEAN).solve(mode="paper")
+    assert paper.converged and paper.increments == 400
+    for name in fast.probes:
+        assert paper.probe_w[name] == pytest.approx(fast.probe_w[name], rel=1e-3)
+    # the load path is monotone: more load, more deflection
+    assert np.all(np.diff(paper.path_load) > 0)
+    assert np.all(np.diff(paper.path_w[:, 0]) < 0)
+
+
+def test_converged_answer_does_not_depend_on_start(fast):
+    for scale in (0.5, 0.8, 1.3):
+        res = Membrane(**PAPER_MEAN).solve(start_scale=scale)
+        assert res.converged
+        for name in fast.probes:
+            assert res.probe_w[name] == pytest.approx(fast.probe_w[name], rel=1e-9)
+    stepped = Membrane(**PAPER_MEAN).solve(increments=8)
+    assert stepped.increments == 8
+    assert stepped.probe_w["p1"] == pytest.approx(fast.probe_w["p1"], rel=1e-9)
+
+
+def test_mesh_refinement_converges():
+    w = []
+    for nx, ny in ((20, 10), (40, 20), (80, 40)):
+        res = Membrane(**PAPER_MEAN, nx=nx, ny=ny).solve()
+        assert res.converged
+        w.append(np.array(list(res.probe_w.values())))
+    d1 = np.abs(w[1] - w[0])
+    d2 = np.abs(w[2] - w[1])
+    assert np.all(d2 < d1)
+    assert np.all(d2 / np.abs(w[2]) < 0.01)
+
+
+def test_non_convergence_is_flagged_not_silent():
+    res = Membrane(**PAPER_MEAN).solve(mode="paper", max_iter=1)
+    assert not res.converged
+    assert "iteration limit" in res.reason
+    assert all(math.isnan(v) for v in res.probe_w.values())
+
+
+def test_strains_and_stresses(fast):
+    eps = fast.strains()
+    stress = fast.stresses()
+    assert eps.shape == stress.shape == (200, 3)
+    # the bulged membrane is in biaxial tension at its centre elements
+    centre = np.argmin(np.abs(fast.membrane.topology.elem_ij - [9.5, 4.5]).sum(1))
+    assert eps[centre, 0] > 0 and eps[centre, 1] > 0
+    assert stress[centre, 0] > 0 and stress[centre, 1] > 0
+    c = 210.0 / (1 - 0.09)
+    assert stress[:, 0] == pytest.approx(c * (eps[:, 0] + 0.3 * eps[:, 1]))
+    assert np.allclose(fast.membrane_forces(), 0.0015 * stress)
+
+
+def test_edge_conditions():
+    free_in_plane = Membrane(**PAPER_MEAN, edges={"left": "w", "right": "w"}).solve()
+    clamped = Membrane(**PAPER_MEAN).solve()
+    assert free_in_plane.converged
+    # edges free to slide in-plane let the membrane bulge further
+    assert free_in_plane.probe_w["p1"] < clamped.probe_w["p1"]
+    u = free_in_plane.grid(0)
+    assert abs(u[0, 5]) > 1e-3  # the left edge slides
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(t=0.0), "t must be > 0, got t=0.0"),
+    (dict(E=-210.0), "E must be > 0, got E=-210.0"),
+    (dict(l=float("nan")), "l must be a finite number, got l=nan"),
+    (dict(b=float("inf")), "b must be a finite number"),
+    (dict(nu=0.5), "nu must lie in (-1, 0.5), got nu=0.5"),
+    (dict(nu=-1.0), "nu must lie in (-1, 0.5)"),
+    (dict(nx=0), "nx must be an integer >= 1, got nx=0"),
+    (dict(ny=2.5), "ny must be an integer >= 1, got ny=2.5"),
+    (dict(edges="free"), "unknown condition 'free'"),
+    (dict(edges="w"), "at least one edge must be clamped"),
+    (dict(probes={"q": (3.0, 0.5)}), "probe q=(3.0, 0.5) lies outside"),
+])
+def test_bad_input_is_named(kwargs, message):
+    with pytest.raises(ValueError) as info:
+        Membrane(**{**PAPER_MEAN, **kwargs})
+    assert message in str(info.value)
+
+
+def test_bad_solver_settings():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        Membrane().solve(mode="slow")
+    with pytest.raises(ValueError, match="increments must be an integer >= 1, got increments=0"):
+        Membrane().solve(increments=0)

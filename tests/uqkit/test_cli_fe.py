@@ -1,0 +1,49 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from uqkit.cli import main
+
+ARGS = ["fe", "--l", "2.0117", "--b", "1.0157", "--t", "0.0019", "--E", "213.118", "--nu",
+        "0.3018"]
+
+
+def test_fe_json(capsys, tmp_path):
+    png = tmp_path / "w.png"
+    assert main(ARGS + ["--json", "--plot", str(png)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["inputs"] == {"l": 2.0117, "b": 1.0157, "t": 0.0019, "E": 213.118, "nu": 0.3018,
+                             "p": 100.0}
+    assert out["mesh"] == [20, 10] and out["mode"] == "fast" and out["converged"] is True
+    assert [p["name"] for p in out["probes"]] == ["p1", "p2", "p3"]
+    assert out["probes"][0]["x"] == 1.0 and out["probes"][0]["y"] == 0.5
+    assert out["probes"][0]["w"] < out["probes"][1]["w"] < 0
+    assert out["increments"] >= 1 and out["newton_iterations"] >= 1 and out["seconds"] > 0
+    assert png.stat().st_size > 10_000
+
+
+def test_fe_table(capsys):
+    assert main(ARGS + ["--mode", "paper"]) == 0
+    text = capsys.readouterr().out
+    assert "p1" in text and "converged; 400 increments" in text
+
+
+@pytest.mark.parametrize("bad, named", [(["--t", "-0.001"], "t=-0.001"),
+                                        (["--nu", "0.6"], "nu=0.6"),
+                                        (["--E", "abc"], "'abc'"),
+                                        (["--nx", "0"], "nx=0")])
+def test_fe_bad_input_exit_2_one_line(bad, named):
+    args = ARGS.copy()
+    if bad[0] in args:
+        i = args.index(bad[0])
+        args[i + 1] = bad[1]
+    else:
+        args += bad
+    proc = subprocess.run([sys.executable, "-m", "uqkit.cli"] + args, capture_output=True,
+                          text=True)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and named in lines[0] and "Traceback" not in proc.stderr
