@@ -1,0 +1,62 @@
+"""Thin adapters joining the stand-alone packages to uqkit's model protocol."""
+import numpy as np
+
+
+class MembraneModel:
+    """The built-in FE membrane (:func:`fem.solve_batch`) as a uqkit model.
+
+    Inputs are the columns (l, b, t, E, nu); outputs the probe deflections w(p1), w(p2),
+    w(p3) (length units, downward < 0). A row that does not converge comes back flagged with
+    the solver's reason.
+
+    Args:
+        p, nx, ny, mode: as in :class:`fem.Membrane` and :meth:`fem.Membrane.solve`.
+        threads: threads of the batch solver inside one worker (1 under a process pool).
+
+    Example:
+        >>> model = MembraneModel()
+        >>> w, status, reasons = model(np.array([[2.0, 1.0, 0.0015, 210.0, 0.3]]))
+        >>> status.tolist(), round(float(w[0, 0]), 4)
+        ([0], -2.4686)
+    """
+
+    input_names = ("l", "b", "t", "E", "nu")
+    output_names = ("w_p1", "w_p2", "w_p3")
+
+    def __init__(self, p=100.0, nx=20, ny=10, mode="fast", threads=1):
+        from fem import Membrane
+
+        Membrane(p=p, nx=nx, ny=ny)  # validate now, not in a worker
+        if mode not in ("fast", "paper"):
+            raise ValueError(f"mode must be 'fast' or 'paper', got mode={mode!r}")
+        self.p, self.nx, self.ny, self.mode, self.threads = float(p), int(nx), int(ny), mode, threads
+
+    def __call__(self, X):
+        from fem import solve_batch
+
+        res = solve_batch(np.asarray(X, dtype=float), p=self.p, nx=self.nx, ny=self.ny,
+                          mode=self.mode, workers=self.threads)
+        return res.w, res.status, np.asarray(res.reasons)
+
+    def describe(self):
+        return {"model": "fem.membrane", "p": self.p, "mesh": [self.nx, self.ny],
+                "mode": self.mode}
+
+
+class SurrogateModel:
+    """A fitted surrogate (anything with ``predict``) as a uqkit model returning the predictive
+    mean. ``predict`` may return an array or an object with a ``mean`` attribute."""
+
+    def __init__(self, surrogate, input_names=None, output_names=None, **predict_kwargs):
+        self.surrogate = surrogate
+        if input_names is not None:
+            self.input_names = tuple(input_names)
+        self.output_names = tuple(output_names or ())
+        self.predict_kwargs = predict_kwargs
+
+    def __call__(self, X):
+        pred = self.surrogate.predict(np.asarray(X, dtype=float), **self.predict_kwargs)
+        return np.asarray(getattr(pred, "mean", pred), dtype=float)
+
+    def describe(self):
+        return {"model": f"surrogate.{type(self.surrogate).__name__}"}

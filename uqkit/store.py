@@ -1,0 +1,143 @@
+"""A study store: one directory holding a propagation's finished chunks.
+
+Layout (readable with numpy alone)::
+
+    DIR/manifest.json          {"format": "uqkit-store", "version": 1, "settings": {...}}
+    DIR/chunks/chunk-000012.npz
+
+Each chunk file holds ``start`` (index of its first row), ``inputs`` (m, d), ``outputs``
+(m, k), ``status`` (m,) int (0 = ok) and ``reasons`` (m,) str; load one with
+``np.load(path)`` (no pickle needed). Chunks are written atomically (temporary file, fsync,
+rename, fsync of the directory), so a killed run leaves only whole chunks behind. The manifest
+records the settings (model, sample count, chunk size, a hash of the inputs, seed, ...):
+reopening the directory with different settings is refused instead of mixing results.
+"""
+import json
+import os
+import tempfile
+
+import numpy as np
+
+FORMAT = "uqkit-store"
+VERSION = 1
+
+
+class StoreMismatchError(ValueError):
+    """The directory holds a study with other settings."""
+
+
+def _canonical(settings):
+    return json.loads(json.dumps(settings, sort_keys=True, default=str))
+
+
+def _fsync_dir(path):
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path, write):
+    """Write a file atomically: ``write(fileobj)`` into a temporary file beside ``path``,
+    fsync it, rename it over ``path`` and fsync the directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+class StudyStore:
+    """Open (or create) the store in ``directory`` for ``settings`` (JSON-friendly dict).
+
+    Raises:
+        StoreMismatchError: the directory holds a store made with other settings.
+    """
+
+    def __init__(self, directory, settings):
+        self.directory = os.fspath(directory)
+        self.settings = _canonical(settings)
+        self.chunk_dir = os.path.join(self.directory, "chunks")
+        manifest = os.path.join(self.directory, "manifest.json")
+        if os.path.exists(manifest):
+            with open(manifest) as fh:
+                old = json.load(fh)
+            if old.get("format") != FORMAT:
+                raise StoreMismatchError(f"{manifest} is not a uqkit store")
+            if old["settings"] != self.settings:
+                diff = sorted(k for k in set(old["settings"]) | set(self.settings)
+                              if old["settings"].get(k) != self.settings.get(k))
+                details = "; ".join(f"{k}: stored {old['settings'].get(k)!r}, now "
+                                    f"{self.settings.get(k)!r}" for k in diff)
+                raise StoreMismatchError(
+                    f"the study directory {self.directory!r} holds results made with other "
+                    f"settings ({details}); use a new directory or the same settings")
+        else:
+            os.makedirs(self.directory, exist_ok=True)
+            body = json.dumps({"format": FORMAT, "version": VERSION, "settings": self.settings},
+                              indent=1, sort_keys=True).encode()
+            atomic_write(manifest, lambda fh: fh.write(body))
+        os.makedirs(self.chunk_dir, exist_ok=True)
+
+    def chunk_path(self, index):
+        return os.path.join(self.chunk_dir, f"chunk-{index:06d}.npz")
+
+    def finished(self):
+        """Indices of the chunks on disk."""
+        out = []
+        for name in os.listdir(self.chunk_dir):
+            if name.startswith("chunk-") and name.endswith(".npz"):
+                out.append(int(name[6:-4]))
+        return sorted(out)
+
+    def load(self, index):
+        """The arrays of one finished chunk as a dict, or None if it is not on disk."""
+        path = self.chunk_path(index)
+        if not os.path.exists(path):
+            return None
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+
+    def save(self, index, start, inputs, outputs, status, reasons):
+        """Write one finished chunk atomically."""
+        arrays = dict(start=np.int64(start), inputs=np.asarray(inputs, float),
+                      outputs=np.asarray(outputs, float), status=np.asarray(status, np.int64),
+                      reasons=np.asarray(reasons, dtype=str))
+        atomic_write(self.chunk_path(index), lambda fh: np.savez(fh, **arrays))
+
+
+def load_dataset(directory):
+    """Concatenate every chunk of a store: a dict of ``inputs``, ``outputs``, ``status``,
+    ``reasons`` and ``rows`` (the global row index of each entry), in row order."""
+    chunk_dir = os.path.join(os.fspath(directory), "chunks")
+    parts = []
+    for name in sorted(os.listdir(chunk_dir)):
+        if name.startswith("chunk-") and name.endswith(".npz"):
+            with np.load(os.path.join(chunk_dir, name)) as d:
+                parts.append({k: d[k] for k in d.files})
+    if not parts:
+        return {"inputs": np.empty((0, 0)), "outputs": np.empty((0, 0)),
+                "status": np.empty(0, np.int64), "reasons": np.empty(0, str),
+                "rows": np.empty(0, np.int64)}
+    parts.sort(key=lambda p: int(p["start"]))
+    k = max(p["outputs"].shape[1] for p in parts)
+    outputs = [p["outputs"] if p["outputs"].shape[1] == k
+               else np.full((len(p["status"]), k), np.nan) for p in parts]
+    return {"inputs": np.concatenate([p["inputs"] for p in parts]),
+            "outputs": np.concatenate(outputs),
+            "status": np.concatenate([p["status"] for p in parts]),
+            "reasons": np.concatenate([p["reasons"] for p in parts]),
+            "rows": np.concatenate([int(p["start"]) + np.arange(len(p["status"]))
+                                    for p in parts])}
