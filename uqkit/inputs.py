@@ -167,10 +167,10 @@ class RandomInputs:
         """Raise if any sample lies outside a user bound; name the input and the value."""
         for name, (lo, hi) in self.bounds.items():
             col = values[:, self.names.index(name)]
-            for limit, bad in ((lo, col < lo if lo is not None else None),
-                               (hi, col > hi if hi is not None else None)):
+            for bad in (col < lo if lo is not None else None,
+                        col > hi if hi is not None else None):
                 if bad is not None and bad.any():
-                    raise ValueError(f"input {name!r}: sample value {col[bad][0]!r} lies "
+                    raise ValueError(f"input {name!r}: sample value {float(col[bad][0])!r} lies "
                                      f"outside its bounds {(lo, hi)}")
 
     def mean(self):

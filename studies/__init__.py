@@ -1,0 +1,1 @@
+"""studies: the paper's examples as runnable studies."""

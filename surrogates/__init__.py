@@ -1,0 +1,1 @@
+"""surrogates: Bayesian deep learning (mean-field VI) and baseline surrogates."""

@@ -1,0 +1,47 @@
+import numpy as np
+import pytest
+
+from uqkit import statistics as S
+
+
+def test_describe_normal_within_its_errors():
+    y = np.random.default_rng(1).normal(3.0, 2.0, 200_000)
+    d = S.describe(y)
+    assert abs(d["mean"] - 3.0) < 4 * d["mean_se"]
+    assert abs(d["std"] - 2.0) < 4 * d["std_se"]
+    assert abs(d["skewness"]) < 4 * d["skewness_se"]
+    assert abs(d["kurtosis"]) < 4 * d["kurtosis_se"]
+    assert d["std_se"] == pytest.approx(2.0 / np.sqrt(2 * 200_000), rel=0.05)
+    lo, hi = d["quantile_ci"]["0.99"]
+    assert lo < 3.0 + 2.0 * 2.3263478740 < hi
+
+
+def test_distances():
+    rng = np.random.default_rng(2)
+    a = rng.normal(0, 1, 100_000)
+    b = rng.normal(0.5, 1, 100_000)
+    assert S.wasserstein(a, b) == pytest.approx(0.5, abs=0.02)
+    # KS of two normals shifted by 0.5: 2 Phi(0.25) - 1
+    assert S.ks_statistic(a, b) == pytest.approx(0.1974, abs=0.01)
+    c = S.compare(b, a)
+    assert c["mean_rel_error"] != 0 and c["truth_mean_se"] == pytest.approx(1 / np.sqrt(1e5),
+                                                                           rel=0.05)
+
+
+def test_exceedance_interval_covers_truth():
+    y = np.random.default_rng(3).normal(0, 1, 50_000)
+    p, (lo, hi) = S.exceedance_probability(y, 2.0)
+    assert lo < 0.02275 < hi and lo < p < hi
+
+
+def test_ecdf_kde():
+    y = np.random.default_rng(4).normal(0, 1, 20_000)
+    x, F = S.ecdf(y)
+    assert F[-1] == 1.0 and np.all(np.diff(x) >= 0)
+    grid, dens = S.kde(y, np.array([0.0]))
+    assert dens[0] == pytest.approx(1 / np.sqrt(2 * np.pi), rel=0.03)
+
+
+def test_non_finite_values_are_refused():
+    with pytest.raises(ValueError, match="1 non-finite values"):
+        S.describe([1.0, np.nan, 2.0])
