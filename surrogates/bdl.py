@@ -1,0 +1,467 @@
+"""Bayesian deep learning surrogate: mean-field variational inference on an MLP.
+
+The prior (:mod:`surrogates.priors`), the likelihood (:mod:`surrogates.likelihoods`) and the
+variational family (:class:`surrogates.network.MeanFieldMLP`) are built separately and composed
+in one :class:`BayesianModel`, which computes the ELBO (eq 3.13-3.14 of the paper)::
+
+    ELBO = (N / M) sum_{i in batch} E_q[log p(y_i | x_i, w)] - KL(q || p) [+ log p(tau)]
+
+with the expectation estimated by ``n_samples`` reparameterised draws (local
+reparameterisation by default). :class:`BDL` wraps it in scikit-learn's fit / predict.
+
+Example:
+    >>> import numpy as np
+    >>> x = np.linspace(-1, 1, 64)[:, None]
+    >>> model = BDL(hidden=(16,), epochs=200, batch_size=16, lr=0.01, seed=0).fit(x, x ** 2)
+    >>> pred = model.predict(x[:3])
+    >>> pred.mean.shape, pred.total_var.shape
+    ((3, 1), (3, 1))
+"""
+import copy
+import inspect
+import math
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+from .likelihoods import CategoricalLikelihood, GaussianLikelihood
+from .network import MeanFieldMLP
+from .optim import LeanAdam
+from .prediction import Prediction, mixture_interval
+from .priors import HierarchicalPrior, make_prior
+from .scaling import IdentityScaler, Standardizer
+
+FORMAT = "uqkit-bdl"
+FORMAT_VERSION = 1
+TASKS = ("regression", "classification")
+
+
+class BayesianModel(nn.Module):
+    """Prior + likelihood + variational family, composed. ``elbo`` is the objective."""
+
+    def __init__(self, guide, prior, likelihood):
+        super().__init__()
+        self.guide = guide
+        self.prior = prior
+        self.likelihood = likelihood
+        if isinstance(prior, HierarchicalPrior) and prior.point_mass is None:
+            prior.setup(len(guide.layers), dtype=guide.mu.dtype)
+
+    def kl(self, generator=None, n_samples=1, sigma=None):
+        sigma = self.guide.sigma() if sigma is None else sigma
+        return self.prior.kl(self.guide.mu, sigma, self.guide.layers, generator, n_samples)
+
+    def elbo(self, x, y, n_data, n_samples=1, kl_weight=1.0, local=True, generator=None,
+             kl_samples=1):
+        """(elbo, expected log-likelihood of the batch scaled to the data set, kl)."""
+        sigma = self.guide.sigma()
+        if local and self.guide.activation == "tanh":
+            f = self.guide.forward_local_fused(x, n_samples, generator, sigma)
+        elif local:
+            f = self.guide.forward_local(x, n_samples, generator, sigma)
+        else:
+            f = self.guide.forward_weights(x, self.guide.sample_weights(n_samples, generator))
+        data = self.likelihood.log_prob(f, y).mean(0).sum() * (n_data / x.shape[0])
+        kl = self.kl(generator, kl_samples, sigma)
+        return data - kl_weight * kl + self.likelihood.log_hyperprior(), data, kl
+
+
+def _as_2d(a, name):
+    try:
+        arr = np.asarray(a, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric") from None
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 1-D or 2-D array, got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(f"{name} holds {int(bad.sum())} non-finite values (first at row {r}, "
+                         f"column {c}: {arr[r, c]})")
+    return arr
+
+
+class BDL:
+    """Bayesian MLP surrogate trained by mean-field variational inference.
+
+    Args:
+        hidden: hidden layer widths; ``()`` gives a Bayesian linear model.
+        activation: hidden activation (``tanh``).
+        prior: weight prior: a :class:`surrogates.priors.Prior` or a spec such as
+            ``"normal(0, 1)"``, ``"laplace(0, 1)"``, ``"cauchy(1, 1)"``,
+            ``"hierarchical-normal"`` (N(0, IG(1, 1))).
+        task: ``"regression"`` (Gaussian likelihood, learned noise precision per output) or
+            ``"classification"`` (categorical likelihood, integer labels).
+        noise_std: initial (or, with ``learn_noise=False``, known) noise standard deviation, in
+            standardised output units when ``standardize`` is on.
+        noise_prior: optional (shape, rate) Gamma prior on the noise precision.
+        init_std: initial posterior standard deviation of the weights.
+        n_samples: Monte Carlo samples of the ELBO's expectation per step (paper: 200 in
+            example 3).
+        local_reparam: local reparameterisation (lower-variance gradients) or sampled weights.
+        kl_samples: draws for Monte Carlo KL (Cauchy priors only).
+        epochs, batch_size, lr: Adam training settings.
+        lr_step, lr_gamma: multiply the learning rate by ``lr_gamma`` every ``lr_step`` epochs.
+        kl_anneal: epochs over which the KL weight rises linearly from 0 to 1 (0: off).
+        val_fraction: share of the training data held out for validation.
+        patience: stop after this many evaluations without a better validation NLL (the best
+            state is restored); None trains all epochs.
+        eval_every: epochs between validation evaluations.
+        standardize: standardise inputs and (for regression) outputs from the training data.
+        seed: seed of initialisation, batching and sampling.
+        device: torch device (``"cpu"``, ``"cuda"``).
+        predict_samples: posterior samples used by :meth:`predict` by default.
+        predict_batch: inputs per prediction chunk (bounds memory).
+        num_threads: torch threads while training / predicting (None: torch's default).
+        progress: show a tqdm progress bar over epochs.
+    """
+
+    def __init__(self, hidden=(30, 15, 10), activation="tanh", prior="normal(0, 1)",
+                 task="regression", noise_std=0.1, learn_noise=True, noise_prior=None,
+                 init_std=1e-3, n_samples=1, local_reparam=True, kl_samples=1, epochs=1000,
+                 batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_anneal=0,
+                 val_fraction=0.0, patience=None, eval_every=10, standardize=True, seed=0,
+                 device="cpu", predict_samples=200, predict_batch=4096, num_threads=None,
+                 progress=False):
+        self.hidden = tuple(hidden)
+        self.activation = activation
+        self.prior = prior
+        self.task = task
+        self.noise_std = noise_std
+        self.learn_noise = learn_noise
+        self.noise_prior = noise_prior
+        self.init_std = init_std
+        self.n_samples = n_samples
+        self.local_reparam = local_reparam
+        self.kl_samples = kl_samples
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.lr_step = lr_step
+        self.lr_gamma = lr_gamma
+        self.kl_anneal = kl_anneal
+        self.val_fraction = val_fraction
+        self.patience = patience
+        self.eval_every = eval_every
+        self.standardize = standardize
+        self.seed = seed
+        self.device = device
+        self.predict_samples = predict_samples
+        self.predict_batch = predict_batch
+        self.num_threads = num_threads
+        self.progress = progress
+
+    # -- scikit-learn style parameters ---------------------------------------------------
+    def get_params(self):
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        params = {n: getattr(self, n) for n in names}
+        if not isinstance(params["prior"], (str, dict)):
+            params["prior"] = params["prior"].describe()
+        params["hidden"] = list(params["hidden"])
+        return params
+
+    def __repr__(self):
+        return f"BDL(hidden={self.hidden}, prior={self.prior!r}, task={self.task!r})"
+
+    def _check_settings(self):
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got task={self.task!r}")
+        for name in ("epochs", "batch_size", "n_samples", "kl_samples", "lr_step", "eval_every",
+                     "predict_samples", "predict_batch"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {name}={v!r}")
+        for name in ("lr", "lr_gamma", "noise_std", "init_std"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
+        if not 0.0 <= self.val_fraction < 1.0:
+            raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
+        if any((not isinstance(h, (int, np.integer))) or h < 1 for h in self.hidden):
+            raise ValueError(f"hidden widths must be positive integers, got {self.hidden!r}")
+        make_prior(self.prior)  # raises on an unknown prior
+
+    # -- training ------------------------------------------------------------------------
+    def _prepare(self, X, y):
+        X = _as_2d(X, "X")
+        if self.task == "classification":
+            labels = np.asarray(y)
+            if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
+                raise ValueError(f"y must hold one class label per row of X ({X.shape[0]}), "
+                                 f"got shape {labels.shape}")
+            if not np.all(np.isfinite(labels.astype(float))) or np.any(labels != np.round(labels)) \
+                    or labels.min() < 0:
+                raise ValueError("classification labels must be integers >= 0")
+            return X, labels.astype(np.int64)
+        Y = _as_2d(y, "y")
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}")
+        return X, Y
+
+    def fit(self, X, y):
+        """Train on inputs X (n, d) and targets y ((n,) or (n, k); labels for
+        classification). Returns self; ``history_`` holds the per-epoch ELBO, NLL and KL."""
+        self._check_settings()
+        X, Y = self._prepare(X, y)
+        self.single_output_ = self.task == "regression" and np.ndim(y) == 1
+        threads = torch.get_num_threads()
+        if self.num_threads:
+            torch.set_num_threads(int(self.num_threads))
+        try:
+            return self._fit(X, Y)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _fit(self, X, Y):
+        t0 = time.perf_counter()
+        gen = torch.Generator().manual_seed(int(self.seed))
+        dev = torch.device(self.device)
+        scaler = Standardizer if self.standardize else IdentityScaler
+        self.x_scaler_ = scaler().fit(X)
+        n = X.shape[0]
+        perm = torch.randperm(n, generator=gen).numpy()
+        n_val = int(round(self.val_fraction * n))
+        if self.val_fraction > 0 and (n_val < 1 or n - n_val < 1):
+            raise ValueError(f"val_fraction={self.val_fraction} leaves no training or no "
+                             f"validation rows out of {n}")
+        val_idx, tr_idx = perm[:n_val], perm[n_val:]
+        if self.task == "regression":
+            self.y_scaler_ = scaler().fit(Y[tr_idx])
+            k = Y.shape[1]
+            likelihood = GaussianLikelihood(k, self.noise_std, self.learn_noise, self.noise_prior)
+            Yt = torch.as_tensor(self.y_scaler_.transform(Y), dtype=torch.float32, device=dev)
+        else:
+            self.y_scaler_ = None
+            self.n_classes_ = int(Y.max()) + 1
+            k = self.n_classes_
+            likelihood = CategoricalLikelihood(k)
+            Yt = torch.as_tensor(Y, device=dev)
+        guide = MeanFieldMLP((X.shape[1], *self.hidden, k), self.activation, self.init_std,
+                             generator=gen)
+        self.model_ = BayesianModel(guide, copy.deepcopy(make_prior(self.prior)),
+                                    likelihood).to(dev)
+        Xt = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float32, device=dev)
+        x_tr, y_tr = Xt[tr_idx], Yt[tr_idx]
+        n_tr = len(tr_idx)
+        opt = LeanAdam(self.model_.parameters(), lr=self.lr)
+        hist = {"epoch": [], "elbo": [], "nll": [], "kl": [], "lr": [], "val_epoch": [],
+                "val_nll": [], "val_rmse": [], "val_accuracy": []}
+        best, best_state, bad_evals = math.inf, None, 0
+        bs = min(int(self.batch_size), n_tr)
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=self.epochs, desc="BDL fit", unit="epoch", dynamic_ncols=True)
+        self.stopped_epoch_ = self.epochs
+        for epoch in range(1, self.epochs + 1):
+            kl_weight = min(1.0, epoch / self.kl_anneal) if self.kl_anneal else 1.0
+            order = torch.randperm(n_tr, generator=gen)
+            sums = torch.zeros(3, dtype=torch.float64)
+            n_batches = 0
+            for start in range(0, n_tr, bs):
+                idx = order[start:start + bs]
+                elbo, data, kl = self.model_.elbo(x_tr[idx], y_tr[idx], n_tr, self.n_samples,
+                                                  kl_weight, self.local_reparam, gen,
+                                                  self.kl_samples)
+                loss = -elbo / n_tr
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                sums += torch.stack([elbo.detach(), data.detach(), kl.detach()])
+                n_batches += 1
+            # step decay: lr * gamma^(epochs done // lr_step)
+            opt.set_lr(self.lr * self.lr_gamma ** (epoch // self.lr_step))
+            sum_elbo, sum_data, sum_kl = sums.tolist()
+            hist["epoch"].append(epoch)
+            hist["elbo"].append(sum_elbo / n_batches)
+            hist["nll"].append(-sum_data / n_batches / n_tr)
+            hist["kl"].append(sum_kl / n_batches)
+            hist["lr"].append(opt.lr)
+            if not math.isfinite(hist["elbo"][-1]):
+                raise FloatingPointError(f"the ELBO became non-finite at epoch {epoch}; lower "
+                                         f"lr (now {self.lr}) or init_std")
+            if n_val and (epoch % self.eval_every == 0 or epoch == self.epochs):
+                metrics = self._validate(X[val_idx], Y[val_idx])
+                hist["val_epoch"].append(epoch)
+                for key, v in metrics.items():
+                    hist[f"val_{key}"].append(v)
+                if metrics["nll"] < best:
+                    best, bad_evals = metrics["nll"], 0
+                    best_state = copy.deepcopy(self.model_.state_dict())
+                else:
+                    bad_evals += 1
+                    if self.patience is not None and bad_evals >= self.patience:
+                        self.stopped_epoch_ = epoch
+                        break
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(elbo=f"{hist['elbo'][-1]:.4g}", refresh=False)
+        if bar is not None:
+            bar.close()
+        if best_state is not None:
+            self.model_.load_state_dict(best_state)
+        self.history_ = hist
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _validate(self, Xv, Yv):
+        pred = self.predict(Xv, n_samples=min(64, self.predict_samples), levels=())
+        if self.task == "regression":
+            var = pred.total_var
+            nll = float(np.mean(0.5 * (np.log(2 * np.pi * var) + (Yv - pred.mean) ** 2 / var)))
+            return {"nll": nll, "rmse": float(np.sqrt(np.mean((Yv - pred.mean) ** 2))),
+                    "accuracy": float("nan")}
+        p = np.clip(pred.mean[np.arange(len(Yv)), Yv], 1e-12, 1.0)
+        return {"nll": float(-np.mean(np.log(p))), "rmse": float("nan"),
+                "accuracy": float(np.mean(pred.mean.argmax(1) == Yv))}
+
+    # -- prediction ------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "model_"):
+            raise RuntimeError("this BDL is not fitted yet; call fit(X, y) first")
+
+    @torch.no_grad()
+    def predict(self, X, n_samples=None, return_samples=False, levels=(0.95,), seed=None):
+        """Predictive distribution at X (n, d).
+
+        Args:
+            n_samples: posterior weight samples (default ``predict_samples``); each is one
+                function draw shared by all inputs.
+            return_samples: also return the (S, n, k) sampled outputs (memory: S x n x k).
+            levels: central predictive interval levels to compute (regression), e.g.
+                (0.9, 0.95); exact quantiles of the Gaussian mixture.
+            seed: seed of the weight draws (default: the model's seed).
+
+        Returns:
+            :class:`surrogates.prediction.Prediction`; with a 1-D training target the
+            arrays are (n,) instead of (n, 1).
+        """
+        self._check_fitted()
+        X = _as_2d(X, "X")
+        d = self.model_.guide.sizes[0]
+        if X.shape[1] != d:
+            raise ValueError(f"X has {X.shape[1]} columns but the model was trained on {d}")
+        S = self.predict_samples if n_samples is None else int(n_samples)
+        if S < 1:
+            raise ValueError(f"n_samples must be >= 1, got {n_samples!r}")
+        threads = torch.get_num_threads()
+        if self.num_threads:
+            torch.set_num_threads(int(self.num_threads))
+        try:
+            return self._predict(X, S, return_samples, tuple(levels),
+                                 self.seed if seed is None else seed)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _predict(self, X, S, return_samples, levels, seed):
+        guide = self.model_.guide
+        dev = guide.mu.device
+        gen = torch.Generator(device=dev).manual_seed(int(seed) + 7919)
+        weights = guide.sample_weights(S, gen)
+        Z = self.x_scaler_.transform(X)
+        regression = self.task == "regression"
+        if regression:
+            ys, ym = self.y_scaler_.scale_, self.y_scaler_.mean_
+            noise_var = self.model_.likelihood.noise_variance().cpu().numpy() * ys ** 2
+        means, variances, samples = [], [], []
+        bounds = {lv: ([], []) for lv in levels} if regression else {}
+        for start in range(0, len(Z), self.predict_batch):
+            x = torch.as_tensor(Z[start:start + self.predict_batch], dtype=torch.float32,
+                                device=dev)
+            f = guide.forward_weights(x, weights)
+            if regression:
+                f = f.double().cpu().numpy() * ys + ym
+            else:
+                f = torch.softmax(f, -1).double().cpu().numpy()
+            means.append(f.mean(0))
+            variances.append(f.var(0))
+            if return_samples:
+                samples.append(f)
+            for lv in levels if regression else ():
+                lo, hi = mixture_interval(f, np.sqrt(np.maximum(noise_var, 1e-300)), lv)
+                bounds[lv][0].append(lo)
+                bounds[lv][1].append(hi)
+        squeeze = (lambda a: a[..., 0]) if getattr(self, "single_output_", False) else (
+            lambda a: a)
+        pred = Prediction(
+            mean=squeeze(np.concatenate(means)),
+            epistemic_var=squeeze(np.concatenate(variances)),
+            aleatoric_var=squeeze(np.broadcast_to(noise_var, (len(Z), len(noise_var))).copy())
+            if regression else None,
+            samples=squeeze(np.concatenate(samples, axis=1)) if return_samples else None,
+            intervals={lv: (squeeze(np.concatenate(lo)), squeeze(np.concatenate(hi)))
+                       for lv, (lo, hi) in bounds.items()})
+        return pred
+
+    def predict_proba(self, X, n_samples=None):
+        """Mean class probabilities (classification)."""
+        if self.task != "classification":
+            raise ValueError("predict_proba is for task='classification'")
+        return self.predict(X, n_samples).mean
+
+    def posterior(self):
+        """Per layer: posterior means and standard deviations of the weights and biases,
+        and the inferred prior scale for hierarchical priors."""
+        self._check_fitted()
+        g = self.model_.guide
+        mu, sd = g.mu.detach().cpu().numpy(), g.sigma().detach().cpu().numpy()
+        out = []
+        for l in range(len(g.layers)):
+            Wm, bm = g._split(torch.as_tensor(mu), l)
+            Ws, bs = g._split(torch.as_tensor(sd), l)
+            layer = {"weight_mean": Wm.numpy(), "weight_std": Ws.numpy(), "bias_mean": bm.numpy(),
+                     "bias_std": bs.numpy()}
+            prior = self.model_.prior
+            if isinstance(prior, HierarchicalPrior):
+                layer["prior_scale"] = float(prior.scales()[min(l, len(prior.scales()) - 1)])
+            out.append(layer)
+        return out
+
+    # -- persistence -----------------------------------------------------------------------
+    def save(self, path):
+        """Write weights, configuration, scalers and the format version to one file."""
+        self._check_fitted()
+        state = {k: v.detach().cpu() for k, v in self.model_.state_dict().items()}
+        blob = {"format": FORMAT, "version": FORMAT_VERSION, "config": self.get_params(),
+                "sizes": list(self.model_.guide.sizes), "state": state,
+                "x_scaler": self.x_scaler_.state(),
+                "y_scaler": None if self.y_scaler_ is None else self.y_scaler_.state(),
+                "single_output": bool(self.single_output_),
+                "n_classes": getattr(self, "n_classes_", None)}
+        torch.save(blob, path)
+
+    @classmethod
+    def load(cls, path, device=None):
+        """Load a model written by :meth:`save`."""
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+            raise ValueError(f"{path} is not a saved BDL model")
+        if blob["version"] > FORMAT_VERSION:
+            raise ValueError(f"{path} has format version {blob['version']}; this uqkit reads "
+                             f"up to {FORMAT_VERSION}")
+        config = dict(blob["config"])
+        if device is not None:
+            config["device"] = device
+        self = cls(**config)
+        sizes = blob["sizes"]
+        k = sizes[-1]
+        likelihood = (GaussianLikelihood(k, self.noise_std, self.learn_noise, self.noise_prior)
+                      if self.task == "regression" else CategoricalLikelihood(k))
+        guide = MeanFieldMLP(sizes, self.activation, self.init_std)
+        self.model_ = BayesianModel(guide, make_prior(self.prior), likelihood)
+        self.model_.load_state_dict(blob["state"])
+        self.model_.to(torch.device(self.device))
+        self.x_scaler_ = Standardizer.from_state(blob["x_scaler"])
+        self.y_scaler_ = None if blob["y_scaler"] is None else Standardizer.from_state(
+            blob["y_scaler"])
+        self.single_output_ = blob["single_output"]
+        if blob["n_classes"] is not None:
+            self.n_classes_ = blob["n_classes"]
+        return self

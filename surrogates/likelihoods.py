@@ -1,0 +1,72 @@
+"""Likelihoods: Gaussian regression with a learned homoscedastic noise precision per output,
+and categorical classification."""
+import math
+
+import torch
+from torch import nn
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+class GaussianLikelihood(nn.Module):
+    """y ~ N(f(x), 1 / tau) with one precision tau per output.
+
+    Args:
+        n_outputs: number of outputs.
+        init_std: initial noise standard deviation (in standardised output units).
+        learn: learn tau (a point estimate) or keep it fixed (known noise).
+        gamma_prior: optional (shape, rate) of a Gamma prior on tau; its log density is added
+            to the objective, so tau is a MAP estimate.
+    """
+
+    kind = "gaussian"
+
+    def __init__(self, n_outputs, init_std=0.1, learn=True, gamma_prior=None):
+        super().__init__()
+        if not init_std > 0:
+            raise ValueError(f"init_std must be > 0, got init_std={init_std!r}")
+        log_tau = torch.full((n_outputs,), -2.0 * math.log(init_std))
+        if learn:
+            self.log_tau = nn.Parameter(log_tau)
+        else:
+            self.register_buffer("log_tau", log_tau)
+        if gamma_prior is not None:
+            a, b = map(float, gamma_prior)
+            if not (a > 0 and b > 0):
+                raise ValueError(f"gamma_prior needs shape and rate > 0, got {gamma_prior!r}")
+            gamma_prior = (a, b)
+        self.gamma_prior = gamma_prior
+        self.learn = learn
+
+    def log_prob(self, f, y):
+        """(S, B) log-likelihood summed over outputs; f is (S, B, k), y (B, k)."""
+        r = (y - f).square_()
+        return (0.5 * (self.log_tau - LOG_2PI)).sum() - 0.5 * torch.matmul(
+            r, torch.exp(self.log_tau))
+
+    def log_hyperprior(self):
+        if self.gamma_prior is None:
+            return torch.zeros(())
+        a, b = self.gamma_prior
+        tau = torch.exp(self.log_tau)
+        # Gamma(shape a, rate b) density of tau (the log-tau Jacobian is left out: MAP in tau)
+        return (a * math.log(b) - math.lgamma(a) + (a - 1) * self.log_tau - b * tau).sum()
+
+    def noise_variance(self):
+        return torch.exp(-self.log_tau)
+
+
+class CategoricalLikelihood(nn.Module):
+    """y ~ Categorical(softmax(f(x))); y holds integer class labels."""
+
+    kind = "categorical"
+
+    def __init__(self, n_classes):
+        super().__init__()
+        self.n_classes = n_classes
+
+    def log_prob(self, f, y):
+        return torch.distributions.Categorical(logits=f).log_prob(y.expand(f.shape[:-1]))
+
+    def log_hyperprior(self):
+        return torch.zeros(())

@@ -1,0 +1,302 @@
+"""Weight priors and their KL divergence from the mean-field Gaussian posterior.
+
+Every prior exposes ``kl(mu, sigma, layers, generator)``: the KL divergence
+``KL(q || p)`` summed over all weights, where ``q = prod N(mu_i, sigma_i^2)`` and
+``layers`` lists the (start, stop) slices of each layer in the flat parameter vector.
+
+Direct priors (the same prior on every weight and bias):
+
+* :class:`NormalPrior` -- KL in closed form.
+* :class:`LaplacePrior` -- KL in closed form: ``E_q|w - loc|`` is the folded-normal mean.
+* :class:`CauchyPrior` -- KL by Monte Carlo (no closed form).
+
+Hierarchical priors (:class:`HierarchicalPrior`): each layer l has its own scale ``s_l`` with
+an Inverse-Gamma(alpha, beta) hyperprior; for the normal base ``w | s ~ N(loc, s)`` (s is the
+variance, as in the paper, so marginally a Student-t with 2 alpha degrees of freedom), for the
+Laplace and Cauchy bases s is their scale parameter.
+
+*How s is inferred.* Each layer's scale gets a variational factor
+``q(s_l) = LogNormal(m_l, v_l)`` learned with the weights; the bound is
+``sum_l E_q(s_l)[KL(q(w_l) || p(w_l | s_l))] + KL(q(s_l) || IG(alpha, beta))``.
+With ``E[log s] = m`` and ``E[1/s] = exp(-m + v / 2)`` both terms are closed-form for the
+normal and Laplace bases; the Cauchy base uses Monte Carlo. ``q(s_l)`` starts at the
+hyperprior's own spread of log s (mode ``beta / (alpha + 1)``, variance ``trigamma(alpha)``).
+A point-mass hyperprior (``point_mass=s0``) fixes s and reproduces the direct prior exactly.
+"""
+import math
+
+import torch
+from torch import nn
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+def _folded_normal_mean(mu, sigma):
+    """E|X| for X ~ N(mu, sigma^2)."""
+    z = mu / sigma
+    return sigma * math.sqrt(2.0 / math.pi) * torch.exp(-0.5 * z * z) + mu * torch.erf(
+        z / math.sqrt(2.0))
+
+
+def _log(x):
+    return torch.log(x) if isinstance(x, torch.Tensor) else math.log(x)
+
+
+def _neg_entropy_normal(sigma):
+    """-H[N(mu, sigma^2)] summed: -0.5 log(2 pi e sigma^2)."""
+    return -(0.5 * (LOG_2PI + 1.0) + torch.log(sigma)).sum()
+
+
+class Prior(nn.Module):
+    """Base class. Subclasses implement :meth:`kl`; ``analytic`` says whether it is exact."""
+
+    analytic = True
+
+    def kl(self, mu, sigma, layers, generator=None, n_samples=1):
+        raise NotImplementedError
+
+    def kl_monte_carlo(self, mu, sigma, layers, n_samples=1000, generator=None):
+        """Monte Carlo estimate of the same KL (for checking the closed forms)."""
+        raise NotImplementedError
+
+    def describe(self):
+        raise NotImplementedError
+
+
+class _Direct(Prior):
+    def __init__(self, loc=0.0, scale=1.0):
+        super().__init__()
+        if not (math.isfinite(loc) and math.isfinite(scale) and scale > 0):
+            raise ValueError(f"{type(self).__name__}: scale must be a finite number > 0 and loc "
+                             f"finite, got loc={loc!r}, scale={scale!r}")
+        self.loc, self.scale = float(loc), float(scale)
+
+    def log_prob(self, w, scale=None):
+        raise NotImplementedError
+
+    def kl_monte_carlo(self, mu, sigma, layers, n_samples=1000, generator=None):
+        eps = torch.randn((n_samples,) + mu.shape, generator=generator, dtype=mu.dtype)
+        w = mu + sigma * eps
+        log_q = (-0.5 * eps * eps - torch.log(sigma) - 0.5 * LOG_2PI).sum(-1)
+        return (log_q - self.log_prob(w).sum(-1)).mean()
+
+    def describe(self):
+        return {"kind": self.kind, "loc": self.loc, "scale": self.scale}
+
+    def __repr__(self):
+        return f"{type(self).__name__}(loc={self.loc}, scale={self.scale})"
+
+
+class NormalPrior(_Direct):
+    """w ~ N(loc, scale^2) (scale is the standard deviation)."""
+
+    kind = "normal"
+
+    def log_prob(self, w, scale=None):
+        s = self.scale if scale is None else scale
+        return -0.5 * ((w - self.loc) / s) ** 2 - _log(s) - 0.5 * LOG_2PI
+
+    def kl(self, mu, sigma, layers=None, generator=None, n_samples=1):
+        # 0.5 sum[(sigma^2 + (mu - loc)^2) / s^2 - 1 - log(sigma^2 / s^2)], in few tensor ops
+        centred = mu - self.loc if self.loc else mu
+        quad = torch.dot(sigma, sigma) + torch.dot(centred, centred)
+        n = mu.numel()
+        return (0.5 / self.scale ** 2) * quad - torch.log(sigma).sum() + n * (
+            math.log(self.scale) - 0.5)
+
+
+class LaplacePrior(_Direct):
+    """w ~ Laplace(loc, scale)."""
+
+    kind = "laplace"
+
+    def log_prob(self, w, scale=None):
+        s = self.scale if scale is None else scale
+        return -torch.abs(w - self.loc) / s - _log(2.0 * s)
+
+    def kl(self, mu, sigma, layers=None, generator=None, n_samples=1):
+        e_abs = _folded_normal_mean(mu - self.loc, sigma)
+        return _neg_entropy_normal(sigma) + (math.log(2.0 * self.scale) + e_abs / self.scale).sum()
+
+
+class CauchyPrior(_Direct):
+    """w ~ Cauchy(loc, scale); KL by Monte Carlo with ``n_samples`` reparameterised draws."""
+
+    kind = "cauchy"
+    analytic = False
+
+    def log_prob(self, w, scale=None):
+        s = self.scale if scale is None else scale
+        return -_log(math.pi * s) - torch.log1p(((w - self.loc) / s) ** 2)
+
+    def kl(self, mu, sigma, layers=None, generator=None, n_samples=1):
+        eps = torch.randn((n_samples,) + mu.shape, generator=generator, dtype=mu.dtype)
+        w = mu + sigma * eps
+        return _neg_entropy_normal(sigma) - self.log_prob(w).sum(-1).mean()
+
+
+DIRECT = {"normal": NormalPrior, "laplace": LaplacePrior, "cauchy": CauchyPrior}
+
+
+class HierarchicalPrior(Prior):
+    """Per-layer scale with an Inverse-Gamma(alpha, beta) hyperprior (see the module doc).
+
+    Args:
+        base: ``"normal"``, ``"laplace"`` or ``"cauchy"``.
+        loc: location of the base prior (the paper's Cauchy uses 1).
+        alpha, beta: Inverse-Gamma hyperprior (default IG(1, 1)).
+        point_mass: fix every layer's scale to this value instead (reproduces the direct prior:
+            for the normal base ``s`` is the variance, i.e. ``NormalPrior(loc, sqrt(s))``).
+    """
+
+    def __init__(self, base="normal", loc=0.0, alpha=1.0, beta=1.0, point_mass=None):
+        super().__init__()
+        if base not in DIRECT:
+            raise ValueError(f"unknown base prior {base!r}; use one of {sorted(DIRECT)}")
+        for name, v in (("alpha", alpha), ("beta", beta)):
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
+        if point_mass is not None and not (math.isfinite(point_mass) and point_mass > 0):
+            raise ValueError(f"point_mass must be > 0, got point_mass={point_mass!r}")
+        self.base, self.loc = base, float(loc)
+        self.alpha, self.beta = float(alpha), float(beta)
+        self.point_mass = None if point_mass is None else float(point_mass)
+        self.analytic = base != "cauchy"
+        self._n_layers = 0
+        self.m = nn.Parameter(torch.zeros(0))
+        self.log_v = nn.Parameter(torch.zeros(0))
+
+    def setup(self, n_layers, dtype=torch.float32):
+        """Create the variational factors q(s_l) of ``n_layers`` layers."""
+        self._n_layers = n_layers
+        mode = self.beta / (self.alpha + 1.0)
+        var_log = float(torch.special.polygamma(1, torch.tensor(self.alpha, dtype=torch.float64)))
+        self.m = nn.Parameter(torch.full((n_layers,), math.log(mode), dtype=dtype))
+        self.log_v = nn.Parameter(torch.full((n_layers,), math.log(var_log), dtype=dtype))
+
+    def _direct(self, scale):
+        s = math.sqrt(scale) if self.base == "normal" else scale
+        return DIRECT[self.base](self.loc, s)
+
+    def scales(self):
+        """Posterior median of each layer's scale (exp m), or the point mass."""
+        if self.point_mass is not None:
+            return torch.full((max(self._n_layers, 1),), self.point_mass)
+        return torch.exp(self.m.detach())
+
+    def _kl_hyper(self):
+        """sum_l KL(LogNormal(m_l, v_l) || IG(alpha, beta)), closed form."""
+        m, v = self.m, torch.exp(self.log_v)
+        neg_entropy = -(m + 0.5 * (LOG_2PI + 1.0 + self.log_v))
+        e_log_p = (self.alpha * math.log(self.beta) - math.lgamma(self.alpha)
+                   - (self.alpha + 1.0) * m - self.beta * torch.exp(-m + 0.5 * v))
+        return (neg_entropy - e_log_p).sum()
+
+    def kl(self, mu, sigma, layers, generator=None, n_samples=1):
+        if self.point_mass is not None:
+            return self._direct(self.point_mass).kl(mu, sigma, layers, generator, n_samples)
+        if len(layers) != self._n_layers:
+            raise ValueError("HierarchicalPrior.setup() was not called for this network")
+        total = self._kl_hyper()
+        v = torch.exp(self.log_v)
+        for l, (a, b) in enumerate(layers):
+            mu_l, sig_l = mu[a:b], sigma[a:b]
+            m, e_inv = self.m[l], torch.exp(-self.m[l] + 0.5 * v[l])
+            if self.base == "normal":
+                total = total + 0.5 * (m - 2.0 * torch.log(sig_l)
+                                       + e_inv * (sig_l ** 2 + (mu_l - self.loc) ** 2) - 1.0).sum()
+            elif self.base == "laplace":
+                e_abs = _folded_normal_mean(mu_l - self.loc, sig_l)
+                total = total + _neg_entropy_normal(sig_l) + (math.log(2.0) + m
+                                                              + e_inv * e_abs).sum()
+            else:  # cauchy: Monte Carlo over q(w) and q(s)
+                eps = torch.randn((n_samples,) + mu_l.shape, generator=generator,
+                                  dtype=mu.dtype)
+                w = mu_l + sig_l * eps
+                z = torch.randn((n_samples, 1), generator=generator, dtype=mu.dtype)
+                s = torch.exp(m + torch.sqrt(v[l]) * z)
+                log_p = -torch.log(math.pi * s) - torch.log1p(((w - self.loc) / s) ** 2)
+                total = total + _neg_entropy_normal(sig_l) - log_p.sum(-1).mean()
+        return total
+
+    def kl_monte_carlo(self, mu, sigma, layers, n_samples=1000, generator=None):
+        """Monte Carlo estimate of the same bound (weights and scales sampled)."""
+        if self.point_mass is not None:
+            return self._direct(self.point_mass).kl_monte_carlo(mu, sigma, layers, n_samples,
+                                                                generator)
+        total = 0.0
+        v = torch.exp(self.log_v)
+        for l, (a, b) in enumerate(layers):
+            mu_l, sig_l = mu[a:b], sigma[a:b]
+            eps = torch.randn((n_samples,) + mu_l.shape, generator=generator, dtype=mu.dtype)
+            w = mu_l + sig_l * eps
+            z = torch.randn((n_samples, 1), generator=generator, dtype=mu.dtype)
+            log_s = self.m[l] + torch.sqrt(v[l]) * z
+            s = torch.exp(log_s)
+            scale = torch.sqrt(s) if self.base == "normal" else s
+            log_q_w = (-0.5 * eps * eps - torch.log(sig_l) - 0.5 * LOG_2PI).sum(-1)
+            log_p_w = DIRECT[self.base](self.loc, 1.0).log_prob(w, scale).sum(-1)
+            log_q_s = (-0.5 * z[:, 0] ** 2 - 0.5 * torch.log(v[l]) - 0.5 * LOG_2PI) - log_s[:, 0]
+            log_p_s = (self.alpha * math.log(self.beta) - math.lgamma(self.alpha)
+                       - (self.alpha + 1.0) * log_s[:, 0] - self.beta / s[:, 0])
+            total = total + (log_q_w - log_p_w + log_q_s - log_p_s).mean()
+        return total
+
+    def describe(self):
+        return {"kind": "hierarchical", "base": self.base, "loc": self.loc, "alpha": self.alpha,
+                "beta": self.beta, "point_mass": self.point_mass}
+
+    def __repr__(self):
+        hyper = (f"point_mass={self.point_mass}" if self.point_mass is not None
+                 else f"IG({self.alpha:g}, {self.beta:g})")
+        return f"HierarchicalPrior({self.base}, loc={self.loc}, {hyper})"
+
+
+def make_prior(spec):
+    """A prior from a spec: a :class:`Prior`, a string such as ``"normal(0, 1)"``,
+    ``"laplace(0, 1)"``, ``"cauchy(1, 1)"``, ``"hierarchical-normal"`` (IG(1, 1)),
+    ``"hierarchical-laplace(0, alpha=1, beta=1)"``, or a dict from ``describe()``.
+
+    >>> make_prior("normal(0, 0.1)")
+    NormalPrior(loc=0.0, scale=0.1)
+    >>> make_prior("hierarchical-cauchy(1)")
+    HierarchicalPrior(cauchy, loc=1.0, IG(1, 1))
+    """
+    import re
+
+    if isinstance(spec, Prior):
+        return spec
+    if isinstance(spec, dict):
+        d = dict(spec)
+        kind = d.pop("kind", None)
+        if kind == "hierarchical":
+            return HierarchicalPrior(**d)
+        if kind in DIRECT:
+            return DIRECT[kind](**d)
+        raise ValueError(f"unknown prior {spec!r}")
+    if not isinstance(spec, str):
+        raise ValueError(f"a prior is a Prior, a string like 'normal(0, 1)' or a dict, got "
+                         f"{spec!r}")
+    m = re.fullmatch(r"\s*(hierarchical-)?([a-z]+)\s*(?:\((.*)\))?\s*", spec.lower())
+    if not m or m.group(2) not in DIRECT:
+        raise ValueError(f"unknown prior {spec!r}; use normal, laplace or cauchy, optionally "
+                         "as hierarchical-<name>, e.g. 'normal(0, 1)' or 'hierarchical-normal'")
+    args, kwargs = [], {}
+    for part in (m.group(3) or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if "=" in part:
+                k, v = part.split("=", 1)
+                kwargs[k.strip()] = float(v)
+            else:
+                args.append(float(part))
+        except ValueError:
+            raise ValueError(f"prior {spec!r}: cannot read parameter {part!r}") from None
+    try:
+        if m.group(1):
+            return HierarchicalPrior(m.group(2), *args, **kwargs)
+        return DIRECT[m.group(2)](*args, **kwargs)
+    except TypeError as exc:
+        raise ValueError(f"prior {spec!r}: {exc}") from None
