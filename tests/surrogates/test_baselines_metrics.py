@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from surrogates import BASELINES
+from surrogates import metrics as M
+
+
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_baselines_fit_a_smooth_function(name):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (120, 2))
+    y = np.column_stack([X[:, 0] ** 2 + X[:, 1], np.sin(X[:, 0])])
+    Xt = rng.uniform(-1, 1, (300, 2))
+    yt = np.column_stack([Xt[:, 0] ** 2 + Xt[:, 1], np.sin(Xt[:, 0])])
+    kw = {"NN": dict(epochs=300, batch_size=32, lr=0.01)}.get(name, {})
+    model = BASELINES[name](**kw).fit(X, y)
+    pred = model.predict(Xt)
+    assert pred.shape == yt.shape
+    assert np.all(M.r2(yt, pred) > 0.97)
+    single = BASELINES[name](**kw).fit(X, y[:, 0]).predict(Xt)
+    assert single.shape == (300,)
+
+
+def test_crps_closed_form_matches_monte_carlo():
+    rng = np.random.default_rng(1)
+    y, m, v = 0.7, 0.2, 0.5 ** 2
+    draws = rng.normal(m, 0.5, (2, 400_000))
+    mc = np.abs(draws[0] - y).mean() - 0.5 * np.abs(draws[0] - draws[1]).mean()
+    assert M.crps_gaussian(np.array([y]), np.array([m]), np.array([v])) == pytest.approx(mc,
+                                                                                         abs=3e-3)
+
+
+def test_calibration_of_a_calibrated_forecast():
+    rng = np.random.default_rng(2)
+    mean = rng.normal(size=50_000)
+    y = mean + rng.normal(0, 2.0, 50_000)
+    err, cov = M.regression_calibration_error(y, mean, 4.0)
+    assert err < 0.01
+    err_bad, _ = M.regression_calibration_error(y, mean, 1.0)
+    assert err_bad > 0.2
+    assert M.coverage(y, mean - 2 * 1.959964, mean + 2 * 1.959964) == pytest.approx(0.95,
+                                                                                  abs=0.005)
+    nll = M.gaussian_nll(y, mean, 4.0)
+    assert nll == pytest.approx(0.5 * np.log(2 * np.pi * 4.0) + 0.5, abs=0.01)
+
+
+def test_classification_metrics():
+    rng = np.random.default_rng(3)
+    conf = rng.uniform(0.5, 1.0, 100_000)
+    correct = rng.uniform(size=100_000) < conf  # calibrated by construction
+    labels = np.where(correct, 0, 1)
+    proba = np.column_stack([conf, 1 - conf])
+    assert M.expected_calibration_error(labels, proba) < 0.01
+    assert M.accuracy(labels, proba) == pytest.approx(conf.mean(), abs=0.01)
+    assert M.classification_nll(labels, proba) > 0
+    assert M.r2([1.0, 2.0, 3.0], [1.1, 1.9, 3.0]) == pytest.approx(1 - 0.02 / 2)
+    assert stats.norm.ppf(0.5) == 0
+    with pytest.raises(ValueError, match="shapes differ"):
+        M.rmse(np.zeros(3), np.zeros(4))
