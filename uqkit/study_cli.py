@@ -1,6 +1,49 @@
-"""``uqkit study ...`` subcommands (filled in by the studies)."""
+"""``uqkit study ...`` subcommands."""
 
 
 def add_study(sub):
-    """Register the ``study`` subcommand and its studies."""
-    sub.add_parser("study", help="run one of the paper's studies")
+    """Register ``uqkit study membrane``."""
+    from .cli import _Parser
+
+    study = sub.add_parser("study", help="run one of the paper's studies")
+    studies = study.add_subparsers(dest="study", required=True, parser_class=_Parser)
+    m = studies.add_parser("membrane", help="membrane UQ end to end (paper example 3)",
+                           description="Table-3 inputs -> FE data -> BDL surrogates -> "
+                           "surrogate Monte Carlo vs FE truth.")
+    m.add_argument("--out", required=True, help="output directory (also the study store)")
+    m.add_argument("--seed", type=int, default=0)
+    where = m.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, help="local processes (default: every core)")
+    where.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler for the FE runs")
+    m.add_argument("--paper", action="store_true",
+                   help="the paper's settings: 5e5 FE truth, batch 16, 200 ELBO samples")
+    m.add_argument("--train-sizes", default="64,128,256,512",
+                   help="comma-separated training sizes (default 64,128,256,512)")
+    m.add_argument("--n-seeds", type=int, default=3)
+    m.add_argument("--n-validation", type=int, default=1000)
+    m.add_argument("--n-uq-train", type=int, default=1000)
+    m.add_argument("--n-surrogate-mc", type=int, default=100_000)
+    m.add_argument("--n-truth", type=int, default=20_000)
+    m.add_argument("--epochs", type=int, default=1000)
+    m.add_argument("--no-progress", action="store_true")
+    m.set_defaults(func=_run_membrane)
+
+
+def _run_membrane(args):
+    from .cli import UsageError
+
+    from studies.membrane import MembraneStudy, run
+    from uqkit.store import StoreMismatchError
+
+    try:
+        sizes = tuple(int(s) for s in args.train_sizes.split(","))
+        study = MembraneStudy(out=args.out, seed=args.seed, train_sizes=sizes,
+                              n_validation=args.n_validation, n_seeds=args.n_seeds,
+                              n_uq_train=args.n_uq_train, n_surrogate_mc=args.n_surrogate_mc,
+                              n_truth=args.n_truth, paper=args.paper, workers=args.workers,
+                              dask=args.dask, epochs=args.epochs,
+                              progress=not args.no_progress)
+        run(study)
+    except (ValueError, StoreMismatchError) as exc:
+        raise UsageError(f"uqkit study membrane: {exc}") from None
+    return 0

@@ -109,7 +109,7 @@ def test_save_load_round_trip(tmp_path):
     a, b = model.predict(x, seed=11), loaded.predict(x, seed=11)
     assert np.array_equal(a.mean, b.mean) and np.array_equal(a.total_var, b.total_var)
     assert np.array_equal(a.intervals[0.95][0], b.intervals[0.95][0])
-    assert loaded.get_params()["prior"]["base"] == "laplace"
+    assert loaded.model_.prior.describe()["base"] == "laplace"
     torch.save({"something": 1}, tmp_path / "other.pt")
     with pytest.raises(ValueError, match="not a saved BDL model"):
         BDL.load(tmp_path / "other.pt")

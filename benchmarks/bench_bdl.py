@@ -1,0 +1,62 @@
+"""BDL speed on CPU: training the 5-30-15-10-3 net on 512 samples for 1000 epochs at batch 16,
+prediction for 1e5 inputs x 200 posterior samples, and a deterministic torch MLP of the same
+shape trained the same way, with the ratio.
+
+    python benchmarks/bench_bdl.py [--json] [--epochs N]
+"""
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--epochs", type=int, default=1000)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads while training")
+    args = ap.parse_args(argv)
+
+    from surrogates import BDL, NeuralNetwork
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(512, 5))
+    Y = np.column_stack([np.tanh(X[:, 0] + X[:, 1]), X[:, 2] * X[:, 3], np.sin(X[:, 4])])
+    Y += 0.01 * rng.normal(size=Y.shape)
+    settings = dict(hidden=(30, 15, 10), epochs=args.epochs, batch_size=16, lr=0.005,
+                    lr_step=100, lr_gamma=0.75, seed=0)
+    bdl = BDL(**settings, n_samples=1, num_threads=args.threads)
+    t0 = time.perf_counter()
+    bdl.fit(X, Y)
+    train_s = time.perf_counter() - t0
+
+    Xp = rng.normal(size=(100_000, 5))
+    torch.set_num_threads(torch.get_num_threads())
+    t0 = time.perf_counter()
+    pred = bdl.predict(Xp, n_samples=200, levels=())
+    predict_s = time.perf_counter() - t0
+    assert pred.mean.shape == (100_000, 3)
+
+    torch.set_num_threads(args.threads)
+    nn_model = NeuralNetwork(**settings)
+    t0 = time.perf_counter()
+    nn_model.fit(X, Y)
+    mlp_s = time.perf_counter() - t0
+    out = {"train_s": train_s, "predict_s": predict_s, "mlp_train_s": mlp_s,
+           "ratio_vs_mlp": train_s / mlp_s}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        steps = args.epochs * 32
+        print(f"BDL training : {train_s:.1f} s ({args.epochs} epochs x 32 steps, "
+              f"{1e3 * train_s / steps:.2f} ms per step, {args.threads} thread)")
+        print(f"BDL predict  : {predict_s:.2f} s (1e5 inputs x 200 posterior samples)")
+        print(f"torch MLP    : {mlp_s:.1f} s (same shape and schedule); BDL / MLP = "
+              f"{train_s / mlp_s:.2f}")
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""report.md, report.json and the figures of the membrane study."""
+import json
+import os
+
+import numpy as np
+
+from uqkit.inputs import table3
+from uqkit.statistics import kde
+
+PROBES = ("p1", "p2", "p3")
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    return obj
+
+
+def write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    figures = {
+        "fig7a": fig_load_paths(study),
+        "fig7c": fig_predictive(study, fits, Wv, fig_index),
+        "fig8": fig_kde(study, uq, Wt),
+    }
+    report["figures"] = figures
+    with open(os.path.join(study.out, "report.json"), "w") as fh:
+        json.dump(_jsonable(report), fh, indent=1)
+    with open(os.path.join(study.out, "report.md"), "w") as fh:
+        fh.write(markdown(study, report))
+
+
+def markdown(study, r):
+    t = r["timings"]
+    lines = ["# Membrane UQ study (paper example 3)", "",
+             f"Seed {study.seed}; FE runs computed now: {r['fe_runs_computed']}, loaded from the "
+             f"store: {r['fe_runs_loaded']}, failed: {r['fe_runs_failed']}. Settings: "
+             f"{'paper' if study.paper else 'default'}; training sizes {list(study.train_sizes)}, "
+             f"{study.n_seeds} seeds, {study.n_validation} validation runs, "
+             f"{study.n_uq_train} UQ training runs, {study.n_surrogate_mc} surrogate samples, "
+             f"{study.n_truth} FE truth samples.", "",
+             "## Inputs (Table 3)", "", "```", table3().summary(), "```", "",
+             "## Surrogate accuracy on the validation set (Table 4)", "",
+             "R^2 per output, median over seeds [min, max]; the paper reports one R^2 per size.",
+             "", "| prior | n | R^2 w(p1) | R^2 w(p2) | R^2 w(p3) | paper |", "|---|---|---|---|---|---|"]
+    for pr, rows in r["table"].items():
+        for n, m in rows.items():
+            cells = [f"{m['r2']['median'][j]:.4f} [{m['r2']['min'][j]:.4f}, "
+                     f"{m['r2']['max'][j]:.4f}]" for j in range(3)]
+            paper = r["paper_r2"].get(pr, {}).get(str(n))
+            lines.append(f"| {pr} | {n} | " + " | ".join(cells) +
+                         f" | {paper if paper is not None else '-'} |")
+    lines += ["", "RMSE (length units), Gaussian NLL (nats) and 95% interval coverage, medians over "
+              "seeds, per output (p1 / p2 / p3):", "",
+              "| prior | n | RMSE | NLL | coverage 95% |", "|---|---|---|---|---|"]
+    for pr, rows in r["table"].items():
+        for n, m in rows.items():
+            f = lambda key, fmt: " / ".join(format(v, fmt) for v in m[key]["median"])  # noqa: E731
+            lines.append(f"| {pr} | {n} | {f('rmse', '.4f')} | {f('nll', '.2f')} | "
+                         f"{f('coverage95', '.3f')} |")
+    lines += ["", f"## Surrogate Monte Carlo vs FE truth ({study.n_uq_train} training runs)", "",
+              f"Truth: {study.n_truth} FE runs (its Monte Carlo standard errors beside it). "
+              "Surrogate: predictive mean at "
+              f"{study.n_surrogate_mc} inputs; the band is the 95% range over 50 posterior "
+              "function draws.", "",
+              "| prior | output | mean (truth +- se) | std (truth +- se) | q01 / q50 / q99 truth | "
+              "q01 / q50 / q99 surrogate | KS [band] | W1 |", "|---|---|---|---|---|---|---|---|"]
+    for pr, per in r["uq"].items():
+        for p in PROBES:
+            tr, su, c, b = r["truth"][p], per[p]["surrogate"], per[p]["comparison"], \
+                per[p]["posterior_band"]
+            qt = " / ".join(f"{tr['quantiles'][q]:.4f}" for q in ("0.01", "0.5", "0.99"))
+            qs = " / ".join(f"{su['quantiles'][q]:.4f}" for q in ("0.01", "0.5", "0.99"))
+            lines.append(
+                f"| {pr} | w({p}) | {su['mean']:.4f} ({tr['mean']:.4f} +- {tr['mean_se']:.4f}) | "
+                f"{su['std']:.4f} ({tr['std']:.4f} +- {tr['std_se']:.4f}) | {qt} | {qs} | "
+                f"{c['ks']:.4f} [{b['ks'][0]:.3f}, {b['ks'][1]:.3f}] | {c['wasserstein']:.5f} |")
+    ks_noise = 1.36 * np.sqrt(1 / study.n_truth + 1 / study.n_surrogate_mc)
+    lines += ["", f"A KS statistic below ~{ks_noise:.4f} is within the 95% sampling noise of "
+              "the two sample sizes.", "", "## Timings", "",
+              "| quantity | value |", "|---|---|"]
+    for k, v in t.items():
+        lines.append(f"| {k} | {v:.4g} |" if isinstance(v, (int, float)) else f"| {k} | {v} |")
+    lines += ["", "## Figures", ""]
+    for name, path in r["figures"].items():
+        lines.append(f"![{name}]({os.path.basename(path)})")
+    lines += ["", "## Notes", "",
+              "- Training follows the paper's schedule (Adam, lr 0.005 x 0.75 every 100 epochs, "
+              "1000 epochs) from a small initial posterior std (1e-5). Run to full "
+              "convergence, the mean-field ELBO optimum at 64 runs underfits (median R^2 ~0.7 after "
+              "3000 epochs in our trials): the schedule stops short of it, which regularises "
+              "toward the MAP fit, and R^2 rises as the initial std falls (1e-4 -> 1e-5). The "
+              "default uses 4 ELBO samples and batches of max(16, n/4), 4000 steps per fit; "
+              "`--paper` uses batch 16 and 200 ELBO samples.",
+              "- Predictive intervals over-cover at n >= 256 (the learned noise precision absorbs "
+              "the weight noise of the mean-field posterior during training, so the total "
+              "predictive variance counts it twice); at n = 64 they are close to nominal.",
+              "- The UQ comparison uses each surrogate's predictive mean; its own predictive "
+              "intervals are in the accuracy table (coverage)."]
+    return "\n".join(lines) + "\n"
+
+
+def fig_load_paths(study):
+    import matplotlib.pyplot as plt
+
+    from fem import Membrane, plot_load_paths
+    from uqkit.sampling import sample
+
+    X = sample(table3(), study.n_paths, seed=1000 * study.seed + 5).values
+    results = [Membrane(*row).solve(increments=25) for row in X]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, p in zip(axes, PROBES):
+        plot_load_paths([r for r in results if r.converged], probe=p, ax=ax, color="C0",
+                        alpha=0.5)
+        ax.set_title(f"w({p}), {study.n_paths} random inputs")
+    fig.suptitle("Load-displacement paths scattered by the random inputs (cf. paper Fig. 7a)")
+    fig.tight_layout()
+    path = os.path.join(study.out, "fig7a_load_paths.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def fig_predictive(study, fits, Wv, fig_index):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for n in study.train_sizes:
+        key = f"table-direct-{n}-seed0"
+        if key in fits and "fig7c_w_p1" in fits[key]:
+            draws = np.asarray(fits[key]["fig7c_w_p1"])
+            ax.plot(*kde(draws), label=f"n = {n}")
+    ax.axvline(Wv[fig_index, 0], color="k", lw=1.5, label="FE value")
+    ax.set_xlabel("w(p1) (length units)")
+    ax.set_ylabel("predictive density")
+    ax.set_title("Predictive distribution at one validation input, N(0,1) prior (cf. Fig. 7c)",
+                 fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(study.out, "fig7c_predictive.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def fig_kde(study, uq, Wt):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    for j, (ax, p) in enumerate(zip(axes, PROBES)):
+        lo_x, hi_x = np.quantile(Wt[:, j], [0.0005, 0.9995])
+        pad = 0.05 * (hi_x - lo_x)
+        grid = np.linspace(lo_x - pad, hi_x + pad, 300)
+        ax.plot(grid, kde(Wt[:, j], grid)[1], "k-", lw=2.2, label=f"FE truth ({len(Wt)})")
+        for k, (pr, u) in enumerate(uq.items()):
+            dens = np.array([kde(d, grid, max_points=20_000)[1] for d in u["samples"][:20, :, j]])
+            ax.fill_between(grid, *np.quantile(dens, [0.025, 0.975], axis=0), color=f"C{k}",
+                            alpha=0.25)
+            ax.plot(grid, kde(u["mean"][:, j], grid)[1], "--", color=f"C{k}", lw=1.5,
+                    label=f"BDL {pr} ({len(u['mean'])})")
+        ax.set_xlabel(f"w({p}) (length units)")
+        ax.set_ylabel("density")
+        ax.legend(fontsize=7)
+    fig.suptitle("Surrogate Monte Carlo vs FE truth, with 95% posterior bands (cf. paper Fig. 8)")
+    fig.tight_layout()
+    path = os.path.join(study.out, "fig8_kde.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,62 @@
+"""A tiny membrane study end to end: report structure, surrogate close to FE truth, resume."""
+import json
+import os
+
+import pytest
+
+from studies.membrane import MembraneStudy, run
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    out = tmp_path_factory.mktemp("membrane")
+    study = MembraneStudy(out=str(out), train_sizes=(16, 32), n_seeds=2, n_validation=200,
+                          n_uq_train=96, n_surrogate_mc=5000, n_truth=2000, epochs=250,
+                          n_paths=4, workers=2, progress=False)
+    report = run(study, log=lambda *_: None)
+    return study, report
+
+
+def test_report_structure(tiny):
+    study, report = tiny
+    data = json.load(open(os.path.join(study.out, "report.json")))
+    assert set(data["r2"]) == {"direct", "hierarchical"}
+    assert set(data["r2"]["direct"]) == {"16", "32"}
+    assert all(len(v) == 3 for pr in data["r2"].values() for v in pr.values())
+    assert set(data["ks"]) == set(data["wasserstein"]) == {"p1", "p2", "p3"}
+    assert data["fe_runs_computed"] == 96 + 200 + 2000 and data["fe_runs_loaded"] == 0
+    assert data["fe_runs_failed"] == 0
+    assert data["timings"]["fe_seconds_per_run"] > 0
+    for name in ("fig7a_load_paths.png", "fig7c_predictive.png", "fig8_kde.png", "report.md"):
+        assert os.path.getsize(os.path.join(study.out, name)) > 1000
+    md = open(os.path.join(study.out, "report.md")).read()
+    assert "Table 4" in md and "KS" in md
+
+
+def test_surrogate_distribution_close_to_truth(tiny):
+    _, report = tiny
+    # 96 training runs: the surrogate's distribution is already close to the FE truth
+    assert all(0 <= v < 0.08 for v in report["ks"].values())
+    for prior in ("direct", "hierarchical"):
+        for p in ("p1", "p2", "p3"):
+            c = report["uq"][prior][p]["comparison"]
+            assert abs(c["mean_rel_error"]) < 0.02 and abs(c["std_rel_error"]) < 0.15
+    # more data, better fit (median over seeds)
+    for prior in ("direct", "hierarchical"):
+        r2 = report["r2"][prior]
+        assert sum(r2["32"]) > sum(r2["16"]) and min(r2["32"]) > 0.7
+
+
+def test_rerun_recomputes_nothing(tiny):
+    study, first = tiny
+    again = run(study, log=lambda *_: None)
+    assert again["fe_runs_computed"] == 0 and again["fe_runs_loaded"] == 96 + 200 + 2000
+    assert again["r2"] == first["r2"]
+    assert again["timings"]["fe_seconds_per_run"] == first["timings"]["fe_seconds_per_run"]
+
+
+def test_cli_rejects_bad_settings(tmp_path):
+    from uqkit.cli import main
+
+    assert main(["study", "membrane", "--out", str(tmp_path), "--n-truth", "0"]) == 2
+    assert main(["study", "membrane", "--out", str(tmp_path), "--train-sizes", "4,8"]) == 2
