@@ -7,19 +7,9 @@ import numpy as np
 from uqkit.inputs import table3
 from uqkit.statistics import kde
 
+from .common import jsonable
+
 PROBES = ("p1", "p2", "p3")
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    return obj
 
 
 def write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index):
@@ -33,7 +23,7 @@ def write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index):
     }
     report["figures"] = figures
     with open(os.path.join(study.out, "report.json"), "w") as fh:
-        json.dump(_jsonable(report), fh, indent=1)
+        json.dump(jsonable(report), fh, indent=1)
     with open(os.path.join(study.out, "report.md"), "w") as fh:
         fh.write(markdown(study, report))
 

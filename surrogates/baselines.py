@@ -42,10 +42,13 @@ class PolynomialRegression:
 
 
 class SupportVectorRegression:
-    """scikit-learn's epsilon-SVR with an RBF kernel, one per output, on standardised data."""
+    """scikit-learn's epsilon-SVR with an RBF kernel, one per output, on standardised outputs
+    and (unless ``standardize_inputs=False``, e.g. for a gamma set in raw input units)
+    standardised inputs."""
 
-    def __init__(self, C=10.0, gamma="scale", epsilon=0.01, tol=1e-3):
+    def __init__(self, C=10.0, gamma="scale", epsilon=0.01, tol=1e-3, standardize_inputs=True):
         self.C, self.gamma, self.epsilon, self.tol = C, gamma, epsilon, tol
+        self.standardize_inputs = standardize_inputs
 
     def fit(self, X, y):
         from sklearn.svm import SVR
@@ -53,7 +56,10 @@ class SupportVectorRegression:
         X, y = _xy(X, y)
         self.single_ = y.ndim == 1
         Y = y[:, None] if self.single_ else y
-        self.xs_, self.ys_ = Standardizer().fit(X), Standardizer().fit(Y)
+        from .scaling import IdentityScaler
+
+        self.xs_ = (Standardizer if self.standardize_inputs else IdentityScaler)().fit(X)
+        self.ys_ = Standardizer().fit(Y)
         Z, T = self.xs_.transform(X), self.ys_.transform(Y)
         self.models_ = [SVR(kernel="rbf", C=self.C, gamma=self.gamma, epsilon=self.epsilon,
                             tol=self.tol).fit(Z, T[:, j]) for j in range(T.shape[1])]

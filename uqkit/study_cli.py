@@ -1,8 +1,15 @@
 """``uqkit study ...`` subcommands."""
 
 
+def _common(p):
+    p.add_argument("--out", required=True, help="output directory (results are cached there)")
+    p.add_argument("--workers", type=int, help="local processes (default: every core)")
+    p.add_argument("--paper", action="store_true", help="the paper's (long) training settings")
+    p.add_argument("--no-progress", action="store_true")
+
+
 def add_study(sub):
-    """Register ``uqkit study membrane``."""
+    """Register ``uqkit study membrane|regression|moons``."""
     from .cli import _Parser
 
     study = sub.add_parser("study", help="run one of the paper's studies")
@@ -27,6 +34,45 @@ def add_study(sub):
     m.add_argument("--epochs", type=int, default=1000)
     m.add_argument("--no-progress", action="store_true")
     m.set_defaults(func=_run_membrane)
+
+    r = studies.add_parser("regression", help="x sin x regression benchmark (paper example 1)")
+    _common(r)
+    r.add_argument("--seeds", type=int, default=10)
+    r.set_defaults(func=_run_regression)
+
+    c = studies.add_parser("moons", help="two-moons classification with six priors (example 2)")
+    _common(c)
+    c.add_argument("--seeds", type=int, default=5)
+    c.add_argument("--epochs", type=int, default=300)
+    c.set_defaults(func=_run_moons)
+
+
+def _run_regression(args):
+    from .cli import UsageError
+
+    from studies.regression import RegressionStudy, run
+
+    try:
+        study = RegressionStudy(out=args.out, seeds=args.seeds, paper=args.paper,
+                                workers=args.workers, progress=not args.no_progress)
+    except ValueError as exc:
+        raise UsageError(f"uqkit study regression: {exc}") from None
+    run(study)
+    return 0
+
+
+def _run_moons(args):
+    from .cli import UsageError
+
+    from studies.moons import MoonsStudy, run
+
+    try:
+        study = MoonsStudy(out=args.out, seeds=args.seeds, epochs=args.epochs, paper=args.paper,
+                           workers=args.workers, progress=not args.no_progress)
+    except ValueError as exc:
+        raise UsageError(f"uqkit study moons: {exc}") from None
+    run(study)
+    return 0
 
 
 def _run_membrane(args):

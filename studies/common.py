@@ -1,0 +1,69 @@
+"""Helpers shared by the studies: parallel cached tasks and JSON output."""
+import json
+import os
+
+import numpy as np
+
+from uqkit.store import atomic_write
+
+
+def jsonable(obj):
+    """Turn numpy containers into plain JSON types (dict keys become strings)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    return obj
+
+
+def write_json(path, obj):
+    """Write JSON atomically."""
+    body = json.dumps(jsonable(obj), indent=1).encode()
+    atomic_write(path, lambda fh: fh.write(body))
+
+
+def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks"):
+    """Run ``fn(task)`` for every ``key -> task``, in ``workers`` spawned processes, caching each
+    result (JSON-friendly) as ``cache_dir/key.json``; cached keys are loaded, not rerun."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing
+
+    os.makedirs(cache_dir, exist_ok=True)
+    results, todo = {}, {}
+    for key, task in tasks.items():
+        path = os.path.join(cache_dir, f"{key}.json")
+        if os.path.exists(path):
+            with open(path) as fh:
+                results[key] = json.load(fh)
+        else:
+            todo[key] = task
+    if not todo:
+        return results, 0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc=desc, unit="task")
+    if workers == 1:
+        for key, task in todo.items():
+            results[key] = jsonable(fn(task))
+            write_json(os.path.join(cache_dir, f"{key}.json"), results[key])
+            if bar is not None:
+                bar.update(1)
+    else:
+        with ProcessPoolExecutor(min(workers, len(todo)),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(fn, task): key for key, task in todo.items()}
+            for fut in as_completed(futures):
+                key = futures[fut]
+                results[key] = jsonable(fut.result())
+                write_json(os.path.join(cache_dir, f"{key}.json"), results[key])
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    return results, len(todo)

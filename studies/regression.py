@@ -1,0 +1,224 @@
+"""Regression benchmark (paper example 1): y = x sin(x) from 30 noisy points.
+
+Methods: PR (degree 11), SVR (RBF, gamma = 1 in raw x, tol 1e-4), NN (1 x 20 tanh), BDL (same
+net, N(0, 0.1) prior), plus PCE (order 11) and GP. Every cell is the mean +- std over seeds,
+each seed redrawing the training data. Run with ``uqkit study regression --out DIR``.
+"""
+import os
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from uqkit.executors import cpu_count
+
+from .common import run_cached, write_json
+
+NOISES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
+METHODS = ("PR", "SVR", "NN", "BDL", "PCE", "GP")
+#: The paper's Tables 1 and 2 (one data draw each).
+PAPER = {
+    "r2": {"PR": (0.9950, 0.9937, 0.9884, 0.9807, 0.9680, 0.9533),
+           "SVR": (0.9783, 0.9784, 0.9758, 0.9604, 0.9486, 0.9388),
+           "NN": (0.9890, 0.9854, 0.9828, 0.9770, 0.9526, 0.9497),
+           "BDL": (0.9883, 0.9893, 0.9928, 0.9757, 0.9672, 0.9516)},
+    "rmse": {"PR": (0.2483, 0.2629, 0.3917, 0.4863, 0.6227, 0.7643),
+             "SVR": (0.5397, 0.5424, 0.5642, 0.6997, 0.7934, 0.9198),
+             "NN": (0.3817, 0.4068, 0.4783, 0.5276, 0.7350, 0.8077),
+             "BDL": (0.3270, 0.3098, 0.2964, 0.5425, 0.6091, 0.7933)}}
+
+
+def truth(x):
+    return x * np.sin(x)
+
+
+@dataclass
+class RegressionStudy:
+    """Settings. ``paper`` uses the paper's training (NN: SGD lr 1e-4, 100000 epochs)."""
+
+    out: str
+    seeds: int = 10
+    n_train: int = 30
+    n_test: int = 1000
+    paper: bool = False
+    workers: int = None
+    progress: bool = True
+    bdl_epochs: int = 3000
+    nn_epochs: int = 3000
+
+    def __post_init__(self):
+        for name in ("seeds", "n_train", "n_test", "bdl_epochs", "nn_epochs"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {name}={v!r}")
+        self.workers = cpu_count() if self.workers is None else int(self.workers)
+
+
+def make_data(seed, noise, n_train, n_test):
+    """Training points uniform in (-10, 10) with N(0, noise^2) noise; a dense clean test grid,
+    and noisy test targets (same noise) for the predictive NLL and coverage."""
+    rng = np.random.default_rng([seed, int(round(noise * 1000))])
+    x = rng.uniform(-10, 10, n_train)
+    y = truth(x) + rng.normal(0, noise, n_train)
+    xt = np.linspace(-10, 10, n_test)
+    yt_noisy = truth(xt) + rng.normal(0, noise, n_test)
+    return x[:, None], y, xt[:, None], truth(xt), yt_noisy
+
+
+def models(study, seed):
+    from surrogates import (BDL, GaussianProcess, NeuralNetwork, PolynomialChaos,
+                            PolynomialRegression, SupportVectorRegression)
+
+    if study.paper:
+        nn = NeuralNetwork(hidden=(20,), epochs=100_000, batch_size=study.n_train, lr=1e-4,
+                           optimizer="sgd", lr_step=10 ** 9, seed=seed)
+    else:
+        nn = NeuralNetwork(hidden=(20,), epochs=study.nn_epochs, batch_size=study.n_train,
+                           lr=0.01, lr_step=1000, lr_gamma=0.5, seed=seed)
+    import chaospy
+
+    return {
+        "PR": PolynomialRegression(degree=11),
+        "SVR": SupportVectorRegression(C=10.0, gamma=1.0, epsilon=0.01, tol=1e-4,
+                                       standardize_inputs=False),
+        "NN": nn,
+        "BDL": BDL(hidden=(20,), prior="normal(0, 0.1)", epochs=study.bdl_epochs,
+                   batch_size=study.n_train, n_samples=8, lr=0.01, lr_step=study.bdl_epochs // 4,
+                   lr_gamma=0.5, init_std=1e-5, seed=seed, num_threads=1),
+        "PCE": PolynomialChaos(order=11, distribution=chaospy.Uniform(-10, 10)),
+        "GP": GaussianProcess(seed=seed),
+    }
+
+
+def _task(task):
+    import torch
+
+    from surrogates import metrics as M
+
+    torch.set_num_threads(1)
+    study, seed, noise = task
+    x, y, xt, yt, yt_noisy = make_data(seed, noise, study.n_train, study.n_test)
+    out = {}
+    for name, model in models(study, seed).items():
+        t0 = time.perf_counter()
+        model.fit(x, y)
+        if name == "BDL":
+            pred = model.predict(xt, levels=(0.95,))
+            mean = pred.mean
+            lo, hi = pred.intervals[0.95]
+            out["BDL_nll"] = float(M.gaussian_nll(yt_noisy, mean, pred.total_var))
+            out["BDL_coverage95"] = float(M.coverage(yt_noisy, lo, hi))
+            if seed == 0:
+                out["BDL_band"] = [lo.tolist(), hi.tolist()]
+        else:
+            mean = np.asarray(model.predict(xt)).ravel()
+        out[name] = {"r2": float(M.r2(yt, mean)), "rmse": float(M.rmse(yt, mean)),
+                     "seconds": time.perf_counter() - t0}
+        if seed == 0:
+            out[name]["curve"] = mean.tolist()
+    return out
+
+
+def run(study, log=print):
+    t0 = time.perf_counter()
+    os.makedirs(study.out, exist_ok=True)
+    tasks = {f"seed{s}-noise{nz}": (study, s, nz) for s in range(study.seeds) for nz in NOISES}
+    res, computed = run_cached(tasks, _task, os.path.join(study.out, "runs"), study.workers,
+                               study.progress, "regression")
+    log(f"regression: {computed} (seed, noise) cells computed, {len(tasks) - computed} loaded")
+    report = {"r2": {}, "rmse": {}, "r2_std": {}, "rmse_std": {}, "seeds": study.seeds,
+              "settings": {k: v for k, v in asdict(study).items() if k != "progress"}}
+    for m in METHODS:
+        for key in ("r2", "rmse"):
+            vals = {str(nz): [res[f"seed{s}-noise{nz}"][m][key] for s in range(study.seeds)]
+                    for nz in NOISES}
+            report[key][m] = {nz: float(np.mean(v)) for nz, v in vals.items()}
+            report[f"{key}_std"][m] = {nz: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+                                       for nz, v in vals.items()}
+    for key in ("nll", "coverage95"):
+        report[f"BDL_{key}"] = {str(nz): float(np.mean([res[f"seed{s}-noise{nz}"][f"BDL_{key}"]
+                                                        for s in range(study.seeds)]))
+                                for nz in NOISES}
+    report["paper"] = {k: {m: dict(zip(map(str, NOISES), v)) for m, v in t.items()}
+                       for k, t in PAPER.items()}
+    report["goals"] = _goals(report)
+    report["figures"] = _figures(study, res)
+    report["seconds"] = time.perf_counter() - t0
+    write_json(os.path.join(study.out, "report.json"), report)
+    with open(os.path.join(study.out, "report.md"), "w") as fh:
+        fh.write(_markdown(study, report))
+    log(f"report: {os.path.join(study.out, 'report.md')}")
+    return report
+
+
+def _goals(r):
+    out = {}
+    for nz in map(str, NOISES):
+        bdl, paper = r["r2"]["BDL"][nz], PAPER["r2"]["BDL"][NOISES.index(float(nz))]
+        best = max(r["r2"][m][nz] for m in METHODS)
+        tied = bdl >= best - r["r2_std"]["BDL"][nz]
+        out[nz] = {"bdl_r2": bdl, "paper_bdl_r2": paper, "meets_paper": bdl >= paper,
+                   "best_or_tied": bool(tied)}
+    return out
+
+
+def _markdown(study, r):
+    lines = ["# Regression benchmark: y = x sin(x) (paper example 1)", "",
+             f"{study.n_train} training points per draw, {study.seeds} seeds (each redraws the "
+             f"data); metrics on a clean grid of {study.n_test} points in (-10, 10). Cells: "
+             "mean +- std over seeds; the paper's single-draw value in brackets.", ""]
+    for key, fmt in (("r2", ".4f"), ("rmse", ".4f")):
+        lines += [f"## {key.upper()}", "",
+                  "| method | " + " | ".join(f"sigma={nz}" for nz in NOISES) + " |",
+                  "|---" * (len(NOISES) + 1) + "|"]
+        for m in METHODS:
+            cells = []
+            for nz in map(str, NOISES):
+                p = r["paper"][key].get(m, {}).get(nz)
+                cells.append(f"{r[key][m][nz]:{fmt}} +- {r[key + '_std'][m][nz]:{fmt}}" +
+                             (f" [{p}]" if p is not None else ""))
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## BDL predictive quality", "",
+              "| | " + " | ".join(f"sigma={nz}" for nz in NOISES) + " |",
+              "|---" * (len(NOISES) + 1) + "|",
+              "| NLL (noisy test targets) | " + " | ".join(f"{r['BDL_nll'][str(nz)]:.3f}"
+                                                         for nz in NOISES) + " |",
+              "| 95% coverage | " + " | ".join(f"{r['BDL_coverage95'][str(nz)]:.3f}"
+                                              for nz in NOISES) + " |", "", "## Goals", ""]
+    for nz, g in r["goals"].items():
+        lines.append(f"- sigma={nz}: BDL mean R^2 {g['bdl_r2']:.4f} vs the paper's "
+                     f"{g['paper_bdl_r2']:.4f} ({'met' if g['meets_paper'] else 'NOT met'}); "
+                     f"BDL {'best or tied within one std' if g['best_or_tied'] else 'not best'}.")
+    lines += ["", "## Figures", ""] + [f"![{k}]({os.path.basename(v)})"
+                                      for k, v in r["figures"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def _figures(study, res):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7.5), sharex=True)
+    for ax, nz in zip(axes.ravel(), NOISES):
+        x, y, xt, yt, _ = make_data(0, nz, study.n_train, study.n_test)
+        cell = res[f"seed0-noise{nz}"]
+        ax.plot(xt[:, 0], yt, "k-", lw=2, label="x sin x")
+        lo, hi = cell["BDL_band"]
+        ax.fill_between(xt[:, 0], lo, hi, color="C3", alpha=0.2, label="BDL 95%")
+        for k, m in enumerate(METHODS):
+            ax.plot(xt[:, 0], cell[m]["curve"], lw=1, color=f"C{k}", label=m)
+        ax.plot(x[:, 0], y, "ko", ms=3.5, label="data")
+        ax.set_ylim(-12, 12)
+        ax.set_title(f"noise sigma = {nz}")
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
+    axes[0, 0].legend(fontsize=7, ncol=2)
+    fig.suptitle("Fits to 30 points (seed 0), cf. paper Fig. 3")
+    fig.tight_layout()
+    path = os.path.join(study.out, "fig3_fits.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return {"fig3": path}
