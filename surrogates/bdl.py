@@ -109,6 +109,9 @@ class BDL:
         epochs, batch_size, lr: Adam training settings.
         lr_step, lr_gamma: multiply the learning rate by ``lr_gamma`` every ``lr_step`` epochs.
         kl_anneal: epochs over which the KL weight rises linearly from 0 to 1 (0: off).
+        map_epochs: warm start: for this many first epochs the posterior standard deviations
+            stay at ``init_std`` and only the means (and noise) train, which is MAP estimation
+            under the prior; full variational inference follows (0: off).
         val_fraction: share of the training data held out for validation.
         patience: stop after this many evaluations without a better validation NLL (the best
             state is restored); None trains all epochs.
@@ -125,7 +128,7 @@ class BDL:
     def __init__(self, hidden=(30, 15, 10), activation="tanh", prior="normal(0, 1)",
                  task="regression", noise_std=0.1, learn_noise=True, noise_prior=None,
                  init_std=1e-3, n_samples=1, local_reparam=True, kl_samples=1, epochs=1000,
-                 batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_anneal=0,
+                 batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_anneal=0, map_epochs=0,
                  val_fraction=0.0, patience=None, eval_every=10, standardize=True, seed=0,
                  device="cpu", predict_samples=200, predict_batch=4096, num_threads=None,
                  progress=False):
@@ -146,6 +149,7 @@ class BDL:
         self.lr_step = lr_step
         self.lr_gamma = lr_gamma
         self.kl_anneal = kl_anneal
+        self.map_epochs = map_epochs
         self.val_fraction = val_fraction
         self.patience = patience
         self.eval_every = eval_every
@@ -181,6 +185,9 @@ class BDL:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
+        if isinstance(self.map_epochs, bool) or not isinstance(self.map_epochs, (int, np.integer)) \
+                or self.map_epochs < 0:
+            raise ValueError(f"map_epochs must be an integer >= 0, got {self.map_epochs!r}")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
         if any((not isinstance(h, (int, np.integer))) or h < 1 for h in self.hidden):
@@ -263,7 +270,7 @@ class BDL:
         for epoch in range(1, self.epochs + 1):
             kl_weight = min(1.0, epoch / self.kl_anneal) if self.kl_anneal else 1.0
             order = torch.randperm(n_tr, generator=gen)
-            sums = torch.zeros(3, dtype=torch.float64)
+            parts = []
             n_batches = 0
             for start in range(0, n_tr, bs):
                 idx = order[start:start + bs]
@@ -273,12 +280,18 @@ class BDL:
                 loss = -elbo / n_tr
                 opt.zero_grad()
                 loss.backward()
+                if epoch <= self.map_epochs:
+                    self.model_.guide.rho.grad = None  # MAP warm start: sigma stays put
+                    if hasattr(self.model_.likelihood, "log_tau"):
+                        self.model_.likelihood.log_tau.grad = None  # and so does the noise
                 opt.step()
-                sums += torch.stack([elbo.detach(), data.detach(), kl.detach()])
+                with torch.no_grad():
+                    parts.append(torch.stack((elbo, data, kl)))
                 n_batches += 1
             # step decay: lr * gamma^(epochs done // lr_step)
             opt.set_lr(self.lr * self.lr_gamma ** (epoch // self.lr_step))
-            sum_elbo, sum_data, sum_kl = sums.tolist()
+            with torch.no_grad():
+                sum_elbo, sum_data, sum_kl = torch.stack(parts).sum(0).tolist()
             hist["epoch"].append(epoch)
             hist["elbo"].append(sum_elbo / n_batches)
             hist["nll"].append(-sum_data / n_batches / n_tr)

@@ -163,3 +163,14 @@ def test_predict_validates():
         model.predict(np.zeros((2, 3)))
     with pytest.raises(RuntimeError, match="not fitted"):
         BDL().predict(np.zeros((2, 3)))
+
+
+def test_map_warm_start_keeps_sigma_and_noise_fixed():
+    x = np.linspace(-1, 1, 40)[:, None]
+    model = BDL(hidden=(6,), epochs=30, map_epochs=30, init_std=1e-3, noise_std=0.2,
+                seed=0).fit(x, np.sin(3 * x[:, 0]))
+    sd = model.model_.guide.sigma().detach().numpy()
+    assert np.allclose(sd, 1e-3, rtol=1e-5)
+    assert math.isclose(float(model.model_.likelihood.noise_variance()[0]), 0.04, rel_tol=1e-5)
+    with pytest.raises(ValueError, match="map_epochs must be an integer >= 0"):
+        BDL(map_epochs=-1).fit(x, x[:, 0])

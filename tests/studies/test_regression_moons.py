@@ -1,0 +1,42 @@
+"""Fast versions of the regression and two-moons studies: structure and sane values."""
+import json
+import os
+
+from studies.moons import PRIORS, MoonsStudy
+from studies.moons import run as run_moons
+from studies.regression import METHODS, NOISES, RegressionStudy
+from studies.regression import run as run_regression
+
+
+def test_regression_study_fast(tmp_path):
+    study = RegressionStudy(out=str(tmp_path), seeds=2, n_test=200, bdl_epochs=200,
+                            nn_epochs=300, workers=1, progress=False)
+    report = run_regression(study, log=lambda *_: None)
+    data = json.load(open(tmp_path / "report.json"))
+    assert set(data["r2"]) == set(METHODS) and set(data["rmse"]) == set(METHODS)
+    assert set(data["r2"]["BDL"]) == {str(nz) for nz in NOISES}
+    for m in METHODS:
+        for nz in map(str, NOISES):
+            assert data["r2"][m][nz] <= 1.0 and data["rmse"][m][nz] > 0
+    assert data["r2"]["GP"]["0.0"] > 0.95  # a GP interpolates clean x sin x from 30 points
+    assert 0.0 <= data["BDL_coverage95"]["0.5"] <= 1.0
+    assert set(report["goals"]) == {str(nz) for nz in NOISES}
+    assert os.path.getsize(tmp_path / "fig3_fits.png") > 10_000
+    assert "Goals" in open(tmp_path / "report.md").read()
+
+
+def test_moons_study_fast(tmp_path):
+    study = MoonsStudy(out=str(tmp_path), seeds=2, epochs=25, batch_size=60, lr=0.03,
+                       workers=2, progress=False)
+    report = run_moons(study, log=lambda *_: None)
+    data = json.load(open(tmp_path / "report.json"))
+    for metric in ("accuracy", "nll", "ece"):
+        assert set(data[metric]) == set(PRIORS)
+        assert all(set(v) == {"0.1", "0.3"} for v in data[metric].values())
+    assert data["accuracy"]["normal"]["0.1"] > 0.85
+    assert all(0 <= data["ece"][p][nz] <= 1 for p in PRIORS for nz in ("0.1", "0.3"))
+    assert set(report["hierarchical_effect"]) == {"laplace", "normal", "cauchy"}
+    md = open(tmp_path / "report.md").read()
+    assert "stronger noise" in md
+    for name in ("fig5_noise0.1.png", "fig5_noise0.3.png", "fig6_posteriors.png"):
+        assert os.path.getsize(tmp_path / name) > 10_000
