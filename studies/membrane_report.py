@@ -105,7 +105,7 @@ def fig_load_paths(study):
     from uqkit.sampling import sample
 
     X = sample(table3(), study.n_paths, seed=1000 * study.seed + 5).values
-    results = [Membrane(*row).solve(increments=25) for row in X]
+    results = [Membrane(*row).solve(increments=60) for row in X]
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     for ax, p in zip(axes, PROBES):
         plot_load_paths([r for r in results if r.converged], probe=p, ax=ax, color="C0",

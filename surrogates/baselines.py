@@ -171,7 +171,15 @@ class GaussianProcess:
         self.model_ = GaussianProcessRegressor(kernel, normalize_y=True,
                                                n_restarts_optimizer=self.n_restarts,
                                                random_state=self.seed)
-        self.model_.fit(self.xs_.transform(X), y)
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        with warnings.catch_warnings():
+            # individual restarts of the marginal-likelihood optimiser may stop early; the
+            # best restart is kept
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.model_.fit(self.xs_.transform(X), y)
         return self
 
     def predict(self, X):

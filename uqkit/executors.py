@@ -55,15 +55,16 @@ class SerialExecutor(Executor):
 
 
 def default_start_method():
-    """``fork`` where the platform has it (fast, and works for models defined in a notebook or
-    a script read from stdin), but ``spawn`` once torch is imported: forking a process whose
-    OpenMP pool is running can deadlock the child."""
-    import multiprocessing
-    import sys
+    """``fork`` where the platform has it, else ``spawn``.
 
-    if "fork" in multiprocessing.get_all_start_methods() and "torch" not in sys.modules:
-        return "fork"
-    return "spawn"
+    Forked workers start at once and run models defined in a notebook or in a script without
+    an ``if __name__ == "__main__"`` guard. Each worker is pinned to one thread at start
+    (:func:`pin_threads`), so torch, if the model uses it, runs without its OpenMP pool, as
+    PyTorch's own DataLoader workers do.
+    """
+    import multiprocessing
+
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def local_executor(workers=None, start_method=None):

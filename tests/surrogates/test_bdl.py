@@ -171,6 +171,7 @@ def test_map_warm_start_keeps_sigma_and_noise_fixed():
                 seed=0).fit(x, np.sin(3 * x[:, 0]))
     sd = model.model_.guide.sigma().detach().numpy()
     assert np.allclose(sd, 1e-3, rtol=1e-5)
-    assert math.isclose(float(model.model_.likelihood.noise_variance()[0]), 0.04, rel_tol=1e-5)
+    assert math.isclose(float(model.model_.likelihood.noise_variance().detach()[0]), 0.04,
+                        rel_tol=1e-5)
     with pytest.raises(ValueError, match="map_epochs must be an integer >= 0"):
         BDL(map_epochs=-1).fit(x, x[:, 0])
