@@ -145,6 +145,16 @@ def _probe_w(U, probe_nodes, probe_shape, out):
         out[p] = s
 
 
+@njit(cache=True)
+def _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w, n_path):
+    """Keep a converged increment: its state, load factor and probe deflections."""
+    U_c[:] = U
+    _probe_w(U, probe_nodes, probe_shape, wtmp)
+    path_lam[n_path] = lam
+    path_w[n_path] = wtmp
+    return n_path + 1
+
+
 @njit(cache=True, nogil=True)
 def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c11, c12, c33, fext,
                phi, probe_nodes, probe_shape, paper, n_increments, abs_tol, rtol, max_iter,
@@ -199,11 +209,8 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
             if status != OK:
                 break
             lam_c = lam
-            U_c[:] = U
-            _probe_w(U, probe_nodes, probe_shape, wtmp)
-            path_lam[n_path] = lam
-            path_w[n_path] = wtmp
-            n_path += 1
+            n_path = _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w,
+                             n_path)
     else:
         dlam_max = 1.0 / n_increments
         dlam = dlam_max
@@ -219,11 +226,8 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
             total_it += it
             if status == OK:
                 lam_c = lam
-                U_c[:] = U
-                _probe_w(U, probe_nodes, probe_shape, wtmp)
-                path_lam[n_path] = lam
-                path_w[n_path] = wtmp
-                n_path += 1
+                n_path = _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w,
+                                 n_path)
                 dlam = min(2.0 * dlam, dlam_max)
                 if n_path >= max_path and lam_c < 1.0:
                     status = INCREMENT_TOO_SMALL

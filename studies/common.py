@@ -67,3 +67,18 @@ def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks"):
     if bar is not None:
         bar.close()
     return results, len(todo)
+
+
+def pyplot():
+    """matplotlib.pyplot on the non-interactive Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure_section(figures):
+    """Markdown lines linking a report's figures (name -> path)."""
+    return ["", "## Figures", ""] + [f"![{k}]({os.path.basename(v)})" for k, v in figures.items()]

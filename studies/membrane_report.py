@@ -7,15 +7,12 @@ import numpy as np
 from uqkit.inputs import table3
 from uqkit.statistics import kde
 
-from .common import jsonable
+from .common import figure_section, jsonable, pyplot
 
 PROBES = ("p1", "p2", "p3")
 
 
 def write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index):
-    import matplotlib
-
-    matplotlib.use("Agg")
     figures = {
         "fig7a": fig_load_paths(study),
         "fig7c": fig_predictive(study, fits, Wv, fig_index),
@@ -79,9 +76,7 @@ def markdown(study, r):
               "| quantity | value |", "|---|---|"]
     for k, v in t.items():
         lines.append(f"| {k} | {v:.4g} |" if isinstance(v, (int, float)) else f"| {k} | {v} |")
-    lines += ["", "## Figures", ""]
-    for name, path in r["figures"].items():
-        lines.append(f"![{name}]({os.path.basename(path)})")
+    lines += figure_section(r["figures"])
     lines += ["", "## Notes", "",
               "- Training follows the paper's schedule (Adam, lr 0.005 x 0.75 every 100 epochs, "
               "1000 epochs) from a small initial posterior std (1e-5). Run to full "
@@ -99,7 +94,7 @@ def markdown(study, r):
 
 
 def fig_load_paths(study):
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     from fem import Membrane, plot_load_paths
     from uqkit.sampling import sample
@@ -120,7 +115,7 @@ def fig_load_paths(study):
 
 
 def fig_predictive(study, fits, Wv, fig_index):
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for n in study.train_sizes:
@@ -142,7 +137,7 @@ def fig_predictive(study, fits, Wv, fig_index):
 
 
 def fig_kde(study, uq, Wt):
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for j, (ax, p) in enumerate(zip(axes, PROBES)):

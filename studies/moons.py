@@ -13,7 +13,7 @@ import numpy as np
 
 from uqkit.executors import cpu_count
 
-from .common import run_cached, write_json
+from .common import figure_section, pyplot, run_cached, write_json
 
 PRIORS = {"laplace": "laplace(0, 1)", "normal": "normal(0, 1)", "cauchy": "cauchy(1, 1)",
           "hier-laplace": "hierarchical-laplace", "hier-normal": "hierarchical-normal",
@@ -145,16 +145,12 @@ def _markdown(study, r):
                    "no, it did worse" if e["nll"] > se else "no clear difference")
         lines.append(f"- {base}: accuracy {e['accuracy']:+.4f}, NLL {e['nll']:+.4f} "
                      f"(+- {se:.4f}), ECE {e['ece']:+.4f} -> {verdict}.")
-    lines += ["", "## Figures", ""] + [f"![{k}]({os.path.basename(v)})"
-                                      for k, v in r["figures"].items()]
+    lines += figure_section(r["figures"])
     return "\n".join(lines) + "\n"
 
 
 def _figures(study, res):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     paths = {}
     for nz in TRIALS:

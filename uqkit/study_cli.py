@@ -47,49 +47,42 @@ def add_study(sub):
     c.set_defaults(func=_run_moons)
 
 
-def _run_regression(args):
+def _run_study(name, module, cls, args, **settings):
+    """Build a study's settings (bad values become a one-line usage error) and run it."""
+    import importlib
+
     from .cli import UsageError
 
-    from studies.regression import RegressionStudy, run
-
+    mod = importlib.import_module(module)
     try:
-        study = RegressionStudy(out=args.out, seeds=args.seeds, paper=args.paper,
-                                workers=args.workers, progress=not args.no_progress)
-    except ValueError as exc:
-        raise UsageError(f"uqkit study regression: {exc}") from None
-    run(study)
-    return 0
-
-
-def _run_moons(args):
-    from .cli import UsageError
-
-    from studies.moons import MoonsStudy, run
-
-    try:
-        study = MoonsStudy(out=args.out, seeds=args.seeds, epochs=args.epochs, paper=args.paper,
-                           workers=args.workers, progress=not args.no_progress)
-    except ValueError as exc:
-        raise UsageError(f"uqkit study moons: {exc}") from None
-    run(study)
+        study = getattr(mod, cls)(out=args.out, paper=args.paper, workers=args.workers,
+                                  progress=not args.no_progress, **settings)
+        mod.run(study)
+    except ValueError as exc:  # includes a store made with other settings
+        raise UsageError(f"uqkit study {name}: {exc}") from None
     return 0
 
 
 def _run_membrane(args):
-    from .cli import UsageError
-
-    from studies.membrane import MembraneStudy, run
-    from uqkit.store import StoreMismatchError
-
     try:
         sizes = tuple(int(s) for s in args.train_sizes.split(","))
-        study = MembraneStudy(out=args.out, seed=args.seed, train_sizes=sizes,
-                              n_validation=args.n_validation, n_seeds=args.n_seeds,
-                              n_uq_train=args.n_uq_train, n_surrogate_mc=args.n_surrogate_mc,
-                              n_truth=args.n_truth, paper=args.paper, workers=args.workers,
-                              dask=args.dask, epochs=args.epochs,
-                              progress=not args.no_progress)
-        run(study)
-    except (ValueError, StoreMismatchError) as exc:
-        raise UsageError(f"uqkit study membrane: {exc}") from None
-    return 0
+    except ValueError:
+        from .cli import UsageError
+
+        raise UsageError(f"uqkit study membrane: --train-sizes must be comma-separated "
+                         f"integers, got {args.train_sizes!r}") from None
+    return _run_study("membrane", "studies.membrane", "MembraneStudy", args, seed=args.seed,
+                      train_sizes=sizes, n_validation=args.n_validation,
+                      n_seeds=args.n_seeds, n_uq_train=args.n_uq_train,
+                      n_surrogate_mc=args.n_surrogate_mc, n_truth=args.n_truth,
+                      dask=args.dask, epochs=args.epochs)
+
+
+def _run_regression(args):
+    return _run_study("regression", "studies.regression", "RegressionStudy", args,
+                      seeds=args.seeds)
+
+
+def _run_moons(args):
+    return _run_study("moons", "studies.moons", "MoonsStudy", args, seeds=args.seeds,
+                      epochs=args.epochs)

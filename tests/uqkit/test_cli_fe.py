@@ -47,3 +47,15 @@ def test_fe_bad_input_exit_2_one_line(bad, named):
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and named in lines[0] and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["study", "membrane", "--out", "x", "--train-sizes", "a,b"], "--train-sizes"),
+    (["study", "regression", "--out", "x", "--seeds", "0"], "seeds=0"),
+    (["study", "moons", "--out", "x", "--epochs", "-3"], "epochs=-3"),
+    (["study", "wind", "--out", "x"], "invalid choice: 'wind'"),
+])
+def test_study_bad_settings_exit_2(argv, named, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and named in err[0]
