@@ -27,10 +27,13 @@ def write_json(path, obj):
 
 
 def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks"):
-    """Run ``fn(task)`` for every ``key -> task``, in ``workers`` spawned processes, caching each
-    result (JSON-friendly) as ``cache_dir/key.json``; cached keys are loaded, not rerun."""
+    """Run ``fn(task)`` for every ``key -> task``, in ``workers`` processes (uqkit's start
+    method, each pinned to one thread), caching each result (JSON-friendly) as
+    ``cache_dir/key.json``; cached keys are loaded, not rerun."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing
+
+    from uqkit.executors import default_start_method, pin_threads
 
     os.makedirs(cache_dir, exist_ok=True)
     results, todo = {}, {}
@@ -55,8 +58,9 @@ def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks"):
             if bar is not None:
                 bar.update(1)
     else:
-        with ProcessPoolExecutor(min(workers, len(todo)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+        ctx = multiprocessing.get_context(default_start_method())
+        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx,
+                                 initializer=pin_threads) as pool:
             futures = {pool.submit(fn, task): key for key, task in todo.items()}
             for fut in as_completed(futures):
                 key = futures[fut]

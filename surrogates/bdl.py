@@ -109,6 +109,8 @@ class BDL:
         epochs, batch_size, lr: Adam training settings.
         lr_step, lr_gamma: multiply the learning rate by ``lr_gamma`` every ``lr_step`` epochs.
         kl_anneal: epochs over which the KL weight rises linearly from 0 to 1 (0: off).
+        trace_weights: record the posterior mean and std of the first ``trace_weights``
+            weights after every epoch (``history_["trace_mu"]``, ``["trace_sigma"]``).
         map_epochs: warm start: for this many first epochs the posterior standard deviations
             stay at ``init_std`` and only the means (and noise) train, which is MAP estimation
             under the prior; full variational inference follows (0: off).
@@ -128,7 +130,7 @@ class BDL:
     def __init__(self, hidden=(30, 15, 10), activation="tanh", prior="normal(0, 1)",
                  task="regression", noise_std=0.1, learn_noise=True, noise_prior=None,
                  init_std=1e-3, n_samples=1, local_reparam=True, kl_samples=1, epochs=1000,
-                 batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_anneal=0, map_epochs=0,
+                 batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_anneal=0, map_epochs=0, trace_weights=0,
                  val_fraction=0.0, patience=None, eval_every=10, standardize=True, seed=0,
                  device="cpu", predict_samples=200, predict_batch=4096, num_threads=None,
                  progress=False):
@@ -150,6 +152,7 @@ class BDL:
         self.lr_gamma = lr_gamma
         self.kl_anneal = kl_anneal
         self.map_epochs = map_epochs
+        self.trace_weights = trace_weights
         self.val_fraction = val_fraction
         self.patience = patience
         self.eval_every = eval_every
@@ -258,7 +261,9 @@ class BDL:
         n_tr = len(tr_idx)
         opt = LeanAdam(self.model_.parameters(), lr=self.lr)
         hist = {"epoch": [], "elbo": [], "nll": [], "kl": [], "lr": [], "val_epoch": [],
-                "val_nll": [], "val_rmse": [], "val_accuracy": []}
+                "val_nll": [], "val_rmse": [], "val_accuracy": [], "trace_mu": [],
+                "trace_sigma": []}
+        n_trace = min(int(self.trace_weights), guide.n_params)
         best, best_state, bad_evals = math.inf, None, 0
         bs = min(int(self.batch_size), n_tr)
         bar = None
@@ -297,6 +302,10 @@ class BDL:
             hist["nll"].append(-sum_data / n_batches / n_tr)
             hist["kl"].append(sum_kl / n_batches)
             hist["lr"].append(opt.lr)
+            if n_trace:
+                with torch.no_grad():
+                    hist["trace_mu"].append(guide.mu[:n_trace].tolist())
+                    hist["trace_sigma"].append(guide.sigma()[:n_trace].tolist())
             if not math.isfinite(hist["elbo"][-1]):
                 raise FloatingPointError(f"the ELBO became non-finite at epoch {epoch}; lower "
                                          f"lr (now {self.lr}) or init_std")

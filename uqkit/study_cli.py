@@ -9,7 +9,7 @@ def _common(p):
 
 
 def add_study(sub):
-    """Register ``uqkit study membrane|regression|moons``."""
+    """Register ``uqkit study membrane|regression|moons|wind``."""
     from .cli import _Parser
 
     study = sub.add_parser("study", help="run one of the paper's studies")
@@ -45,6 +45,14 @@ def add_study(sub):
     c.add_argument("--seeds", type=int, default=5)
     c.add_argument("--epochs", type=int, default=300)
     c.set_defaults(func=_run_moons)
+
+    w = studies.add_parser("wind", help="wind-pressure fields on a tall building (example 4)")
+    _common(w)
+    w.add_argument("--tpu", metavar="FILE.mat",
+                   help="a TPU high-rise database file (default: the shipped synthetic one)")
+    w.add_argument("--seeds", type=int, default=2)
+    w.add_argument("--epochs", type=int, default=1000)
+    w.set_defaults(func=_run_wind)
 
 
 def _run_study(name, module, cls, args, **settings):
@@ -85,4 +93,9 @@ def _run_regression(args):
 
 def _run_moons(args):
     return _run_study("moons", "studies.moons", "MoonsStudy", args, seeds=args.seeds,
+                      epochs=args.epochs)
+
+
+def _run_wind(args):
+    return _run_study("wind", "studies.wind", "WindStudy", args, tpu=args.tpu, seeds=args.seeds,
                       epochs=args.epochs)

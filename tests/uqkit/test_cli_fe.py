@@ -53,7 +53,8 @@ def test_fe_bad_input_exit_2_one_line(bad, named):
     (["study", "membrane", "--out", "x", "--train-sizes", "a,b"], "--train-sizes"),
     (["study", "regression", "--out", "x", "--seeds", "0"], "seeds=0"),
     (["study", "moons", "--out", "x", "--epochs", "-3"], "epochs=-3"),
-    (["study", "wind", "--out", "x"], "invalid choice: 'wind'"),
+    (["study", "wind", "--out", "x", "--tpu", "/no/such.mat"], "no such file"),
+    (["study", "tsunami", "--out", "x"], "invalid choice: 'tsunami'"),
 ])
 def test_study_bad_settings_exit_2(argv, named, capsys):
     assert main(argv) == 2
