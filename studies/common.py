@@ -86,3 +86,11 @@ def pyplot():
 def figure_section(figures):
     """Markdown lines linking a report's figures (name -> path)."""
     return ["", "## Figures", ""] + [f"![{k}]({os.path.basename(v)})" for k, v in figures.items()]
+
+
+def write_reports(out, report, markdown, log=print):
+    """Write ``out/report.json`` (atomically) and ``out/report.md``; log where they are."""
+    write_json(os.path.join(out, "report.json"), report)
+    with open(os.path.join(out, "report.md"), "w") as fh:
+        fh.write(markdown)
+    log(f"report: {os.path.join(out, 'report.md')}")

@@ -1,5 +1,4 @@
 """report.md, report.json and the figures of the membrane study."""
-import json
 import os
 
 import numpy as np
@@ -7,7 +6,7 @@ import numpy as np
 from uqkit.inputs import table3
 from uqkit.statistics import kde
 
-from .common import figure_section, jsonable, pyplot
+from .common import figure_section, pyplot, write_reports
 
 PROBES = ("p1", "p2", "p3")
 
@@ -19,10 +18,7 @@ def write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index):
         "fig8": fig_kde(study, uq, Wt),
     }
     report["figures"] = figures
-    with open(os.path.join(study.out, "report.json"), "w") as fh:
-        json.dump(jsonable(report), fh, indent=1)
-    with open(os.path.join(study.out, "report.md"), "w") as fh:
-        fh.write(markdown(study, report))
+    write_reports(study.out, report, markdown(study, report), log=lambda *_: None)
 
 
 def markdown(study, r):

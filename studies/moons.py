@@ -13,7 +13,7 @@ import numpy as np
 
 from uqkit.executors import cpu_count
 
-from .common import figure_section, pyplot, run_cached, write_json
+from .common import figure_section, pyplot, run_cached, write_reports
 
 PRIORS = {"laplace": "laplace(0, 1)", "normal": "normal(0, 1)", "cauchy": "cauchy(1, 1)",
           "hier-laplace": "hierarchical-laplace", "hier-normal": "hierarchical-normal",
@@ -110,10 +110,7 @@ def run(study, log=print):
     report["hierarchical_effect"] = _effect(report)
     report["figures"] = _figures(study, res)
     report["seconds"] = time.perf_counter() - t0
-    write_json(os.path.join(study.out, "report.json"), report)
-    with open(os.path.join(study.out, "report.md"), "w") as fh:
-        fh.write(_markdown(study, report))
-    log(f"report: {os.path.join(study.out, 'report.md')}")
+    write_reports(study.out, report, _markdown(study, report), log)
     return report
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from uqkit.executors import cpu_count
 
-from .common import figure_section, pyplot, run_cached, write_json
+from .common import figure_section, pyplot, run_cached, write_reports
 
 NOISES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
 METHODS = ("PR", "SVR", "NN", "BDL", "PCE", "GP", "BDL-warm")
@@ -152,10 +152,7 @@ def run(study, log=print):
     report["goals_bdl_warm"] = _goals(report, "BDL-warm")
     report["figures"] = _figures(study, res)
     report["seconds"] = time.perf_counter() - t0
-    write_json(os.path.join(study.out, "report.json"), report)
-    with open(os.path.join(study.out, "report.md"), "w") as fh:
-        fh.write(_markdown(study, report))
-    log(f"report: {os.path.join(study.out, 'report.md')}")
+    write_reports(study.out, report, _markdown(study, report), log)
     return report
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from uqkit.executors import cpu_count
 
-from .common import figure_section, pyplot, run_cached, write_json
+from .common import figure_section, pyplot, run_cached, write_reports
 from .tpu import load_tpu
 
 SYNTHETIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
@@ -144,10 +144,7 @@ def run(study, log=print):
     }
     report["figures"] = _figures(study, data, fields, res, n_max)
     report["seconds"] = time.perf_counter() - t0
-    write_json(os.path.join(study.out, "report.json"), report)
-    with open(os.path.join(study.out, "report.md"), "w") as fh:
-        fh.write(_markdown(study, report, fields))
-    log(f"report: {os.path.join(study.out, 'report.md')}")
+    write_reports(study.out, report, _markdown(study, report, fields), log)
     return report
 
 

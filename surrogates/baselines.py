@@ -3,7 +3,6 @@
 ``predict`` returns an (n,) or (n, k) array shaped like the training target; the GP also
 offers ``predict_distribution`` with its predictive variance.
 """
-import math
 
 import numpy as np
 import torch
