@@ -91,7 +91,12 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
                          f"got shape {arr.shape}")
     settings = solver_settings(mode, **solve_options)
     probes = DEFAULT_PROBES if probes is None else dict(probes)
-    Membrane(p=p, nx=nx, ny=ny, edges=edges, probes=probes)  # validate the shared settings
+    # validate the shared settings now; each row's own size is checked against the probes in
+    # solve_row, which flags a row whose probe falls outside it
+    Membrane(p=p, nx=nx, ny=ny, edges=edges, probes={})
+    for name, xy in probes.items():
+        if len(xy) != 2 or not all(np.isfinite(float(v)) for v in xy):
+            raise ValueError(f"probe {name} must be a finite (x, y) pair, got {xy!r}")
     workers = default_workers() if workers is None else int(workers)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got workers={workers}")

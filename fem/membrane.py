@@ -187,7 +187,7 @@ class Membrane:
     Example:
         >>> res = Membrane(l=2, b=1, t=0.0015, E=210, nu=0.3).solve()
         >>> res.converged, round(res.probe_w["p1"], 4)
-        (True, -0.4143)
+        (True, -2.4686)
     """
 
     def __init__(self, l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3, p=100.0, nx=20, ny=10,

@@ -336,9 +336,10 @@ class BDL:
     def _validate(self, Xv, Yv):
         pred = self.predict(Xv, n_samples=min(64, self.predict_samples), levels=())
         if self.task == "regression":
-            var = pred.total_var
-            nll = float(np.mean(0.5 * (np.log(2 * np.pi * var) + (Yv - pred.mean) ** 2 / var)))
-            return {"nll": nll, "rmse": float(np.sqrt(np.mean((Yv - pred.mean) ** 2))),
+            mean = pred.mean.reshape(Yv.shape)  # a 1-D target comes back as (n,)
+            var = pred.total_var.reshape(Yv.shape)
+            nll = float(np.mean(0.5 * (np.log(2 * np.pi * var) + (Yv - mean) ** 2 / var)))
+            return {"nll": nll, "rmse": float(np.sqrt(np.mean((Yv - mean) ** 2))),
                     "accuracy": float("nan")}
         p = np.clip(pred.mean[np.arange(len(Yv)), Yv], 1e-12, 1.0)
         return {"nll": float(-np.mean(np.log(p))), "rmse": float("nan"),

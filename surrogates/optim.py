@@ -24,7 +24,7 @@ class LeanAdam:
         self.lr = float(lr)
         self.b1, self.b2 = betas
         self.eps = eps
-        self.t = 0
+        self.t = [0] * len(self.params)  # per parameter: a frozen one starts fresh later
         self.m = [torch.zeros_like(p) for p in self.params]
         self.v = [torch.zeros_like(p) for p in self.params]
 
@@ -37,20 +37,19 @@ class LeanAdam:
 
     @torch.no_grad()
     def step(self):
-        self.t += 1
-        bc1 = 1.0 - self.b1 ** self.t
-        bc2 = 1.0 - self.b2 ** self.t
-        step_size = self.lr / bc1
-        inv_sqrt_bc2 = 1.0 / math.sqrt(bc2)
-        for p, m, v in zip(self.params, self.m, self.v):
+        for k, (p, m, v) in enumerate(zip(self.params, self.m, self.v)):
             g = p.grad
             if g is None:
                 continue
+            self.t[k] += 1
+            bc1 = 1.0 - self.b1 ** self.t[k]
+            step_size = self.lr / bc1
+            inv_sqrt_bc2 = 1.0 / math.sqrt(1.0 - self.b2 ** self.t[k])
             m.mul_(self.b1).add_(g, alpha=1.0 - self.b1)
             v.mul_(self.b2).addcmul_(g, g, value=1.0 - self.b2)
             denom = v.sqrt().mul_(inv_sqrt_bc2).add_(self.eps)
             p.addcdiv_(m, denom, value=-step_size)
 
     def state_dict(self):
-        return {"t": self.t, "lr": self.lr, "m": [m.clone() for m in self.m],
+        return {"t": list(self.t), "lr": self.lr, "m": [m.clone() for m in self.m],
                 "v": [v.clone() for v in self.v]}

@@ -56,7 +56,11 @@ class SurrogateModel:
 
     def __call__(self, X):
         pred = self.surrogate.predict(np.asarray(X, dtype=float), **self.predict_kwargs)
-        return np.asarray(getattr(pred, "mean", pred), dtype=float)
+        return np.asarray(pred if isinstance(pred, np.ndarray) else pred.mean, dtype=float)
 
     def describe(self):
-        return {"model": f"surrogate.{type(self.surrogate).__name__}"}
+        from .model import fingerprint
+
+        return {"model": f"surrogate.{type(self.surrogate).__name__}",
+                "fingerprint": fingerprint(self.surrogate),
+                "predict": {k: repr(v) for k, v in sorted(self.predict_kwargs.items())}}

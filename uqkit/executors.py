@@ -49,7 +49,7 @@ class SerialExecutor(Executor):
         future = Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - handed to the future like a pool would
+        except Exception as exc:  # noqa: BLE001 - handed to the future like a pool would
             future.set_exception(exc)
         return future
 

@@ -50,8 +50,12 @@ def normalise_output(raw, n):
     if status.shape != (n,):
         raise ValueError(f"the model returned a status of shape {status.shape}; expected ({n},)")
     if reasons is None:
-        reasons = np.where(status == 0, "ok", "model status " + status.astype(str))
+        reasons = np.array(["ok" if s == 0 else f"model status {s}" for s in status.tolist()],
+                           dtype=str)
     reasons = np.asarray(reasons, dtype=str)
+    if reasons.shape != (n,):
+        raise ValueError(f"the model returned reasons of shape {reasons.shape}; expected ({n},),"
+                         " one per row")
     # a NaN output without a failure status is a failure all the same: flag it, never hide it
     nan_rows = (status == 0) & ~np.isfinite(values).all(axis=1)
     if nan_rows.any():
@@ -60,6 +64,10 @@ def normalise_output(raw, n):
         reasons = reasons.astype(object)
         reasons[nan_rows] = "non-finite output"
         reasons = reasons.astype(str)
+    failed = status != 0
+    if failed.any():  # a failed row's outputs are not results: never pass them on as numbers
+        values = values.copy()
+        values[failed] = np.nan
     return ModelOutput(values, status, reasons)
 
 
@@ -87,9 +95,29 @@ def evaluate(model, X):
                        np.concatenate([r.reasons for r in rows]))
 
 
+def fingerprint(obj):
+    """SHA-256 of an object's pickle (its parameters, weights, bound arguments), or of its
+    source code when it cannot be pickled; None when neither is available."""
+    import hashlib
+    import inspect
+    import pickle
+
+    try:
+        return hashlib.sha256(pickle.dumps(obj)).hexdigest()
+    except Exception:  # noqa: BLE001 - lambdas, closures, open handles
+        pass
+    try:
+        return hashlib.sha256(inspect.getsource(obj).encode()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
 def describe_model(model):
-    """A JSON-friendly identity of a model for the study store."""
+    """A JSON-friendly identity of a model for the study store: its ``describe()`` if it has
+    one, else its name with a :func:`fingerprint`, so that a store never mixes the results of
+    two differently configured models."""
     if hasattr(model, "describe"):
         return model.describe()
     name = getattr(model, "__qualname__", type(model).__qualname__)
-    return {"model": f"{getattr(model, '__module__', '?')}.{name}"}
+    return {"model": f"{getattr(model, '__module__', '?')}.{name}",
+            "fingerprint": fingerprint(model)}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .executors import cpu_count, make_executor
+from .executors import SerialExecutor, cpu_count, make_executor
 from .model import ModelOutput, describe_model, evaluate
 from .sampling import Samples
 from .store import StudyStore
@@ -182,19 +182,27 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
         seconds=time.perf_counter() - t0, output_names=tuple(getattr(model, "output_names", ())))
 
 
+def _finish(i, out, X, starts, chunk_size, parts, st, bar):
+    parts[i] = out
+    if st is not None:
+        st.save(i, starts[i], X[starts[i]:starts[i] + chunk_size], out.values, out.status,
+                out.reasons)
+    if bar is not None:
+        bar.update(len(out.status))
+
+
 def _run(ex, model, X, starts, chunk_size, pending, parts, st, bar):
+    if isinstance(ex, SerialExecutor):
+        # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
+        for i in pending:
+            _finish(i, _run_chunk(model, X[starts[i]:starts[i] + chunk_size]), X, starts,
+                    chunk_size, parts, st, bar)
+        return
     futures = {ex.submit(_run_chunk, model, X[starts[i]:starts[i] + chunk_size]): i
                for i in pending}
     try:
         for fut in as_completed(futures):
-            i = futures[fut]
-            out = fut.result()
-            parts[i] = out
-            if st is not None:
-                st.save(i, starts[i], X[starts[i]:starts[i] + chunk_size], out.values,
-                        out.status, out.reasons)
-            if bar is not None:
-                bar.update(len(out.status))
+            _finish(futures[fut], fut.result(), X, starts, chunk_size, parts, st, bar)
     except BaseException:
         for fut in futures:
             fut.cancel()

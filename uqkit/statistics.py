@@ -8,7 +8,7 @@ Example:
     >>> import numpy as np
     >>> y = np.random.default_rng(0).normal(3.0, 2.0, 100_000)
     >>> d = describe(y)
-    >>> abs(d["mean"] - 3.0) < 4 * d["mean_se"]
+    >>> bool(abs(d["mean"] - 3.0) < 4 * d["mean_se"])
     True
 """
 import numpy as np
@@ -27,13 +27,19 @@ def _clean(y, name="y"):
 
 
 def quantile_interval(y_sorted, q, level=0.95):
-    """Distribution-free confidence interval of the q-quantile from order statistics."""
+    """Distribution-free confidence interval of the q-quantile from order statistics
+    (normal approximation to the binomial count of points below the quantile).
+
+    A bound that would need an order statistic beyond the sample is NaN: the sample is too
+    small to bound that quantile at this level.
+    """
     n = len(y_sorted)
     z = stats.norm.ppf(0.5 + level / 2)
     half = z * np.sqrt(n * q * (1 - q))
-    lo = int(np.clip(np.floor(n * q - half), 0, n - 1))
-    hi = int(np.clip(np.ceil(n * q + half), 0, n - 1))
-    return float(y_sorted[lo]), float(y_sorted[hi])
+    lo = int(np.ceil(n * q - half)) - 1  # 0-based index of the j-th order statistic
+    hi = int(np.ceil(n * q + half)) - 1
+    return (float(y_sorted[lo]) if lo >= 0 else float("nan"),
+            float(y_sorted[hi]) if hi <= n - 1 else float("nan"))
 
 
 def bootstrap_se(y, statistic, n_boot=200, seed=0, max_points=100_000):
