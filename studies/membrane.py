@@ -37,6 +37,9 @@ class MembraneStudy:
         seed: master seed; every data set and fit derives its seed from it.
         train_sizes: training-set sizes of the Table-4 comparison (nested subsets of one pool).
         n_validation: held-out FE runs for the comparison.
+        n_calibration: further held-out FE runs on which each surrogate's predictive variance
+            is recalibrated (:meth:`surrogates.BDL.calibrate`); both raw and recalibrated
+            coverage are reported.
         n_seeds: training seeds per (prior, size); medians and spreads are over them.
         n_uq_train: FE runs the UQ surrogates train on (paper: 1000).
         n_surrogate_mc: surrogate Monte Carlo samples (paper: 1e5).
@@ -50,6 +53,7 @@ class MembraneStudy:
     seed: int = 0
     train_sizes: tuple = (64, 128, 256, 512)
     n_validation: int = 1000
+    n_calibration: int = 500
     n_seeds: int = 3
     n_uq_train: int = 1000
     n_surrogate_mc: int = 100_000
@@ -63,8 +67,8 @@ class MembraneStudy:
     priors: dict = field(default_factory=lambda: dict(PRIORS))
 
     def __post_init__(self):
-        for name in ("n_validation", "n_seeds", "n_uq_train", "n_surrogate_mc", "n_truth",
-                     "epochs"):
+        for name in ("n_validation", "n_calibration", "n_seeds", "n_uq_train", "n_surrogate_mc",
+                     "n_truth", "epochs"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {name}={v!r}")
@@ -117,7 +121,7 @@ def _fit_task(task):
     from surrogates import metrics as M
 
     torch.set_num_threads(1)
-    X, Y, Xv, Yv, prior, kwargs, fig_index = task
+    X, Y, Xv, Yv, Xc, Yc, prior, kwargs, fig_index = task
     t0 = time.perf_counter()
     model = BDL(prior=prior, **kwargs).fit(X, Y)
     fit_s = time.perf_counter() - t0
@@ -128,6 +132,13 @@ def _fit_task(task):
            "coverage95": M.coverage(Yv, lo, hi).tolist(),
            "crps": M.crps_gaussian(Yv, pred.mean, pred.total_var).tolist(),
            "noise_std": np.sqrt(pred.aleatoric_var[0]).tolist(), "fit_seconds": fit_s}
+    model.calibrate(Xc, Yc)
+    cal = model.predict(Xv, levels=(0.95,))
+    lo, hi = cal.intervals[0.95]
+    out.update({"nll_cal": M.gaussian_nll(Yv, cal.mean, cal.total_var).tolist(),
+                "coverage95_cal": M.coverage(Yv, lo, hi).tolist(),
+                "crps_cal": M.crps_gaussian(Yv, cal.mean, cal.total_var).tolist(),
+                "variance_scale": model.variance_scale_.tolist()})
     if fig_index is not None:
         one = model.predict(Xv[fig_index:fig_index + 1], n_samples=2000, return_samples=True,
                             levels=())
@@ -154,7 +165,8 @@ def _fe_seconds_per_run(study, res):
 
 def run_fits(tasks, study, log):
     """Run (or load) training tasks {key: task}; results are cached one JSON file per fit."""
-    results, computed = run_cached(tasks, _fit_task, os.path.join(study.out, "fits"),
+    # "fits-v2": results that include the recalibrated metrics (older caches are not reused)
+    results, computed = run_cached(tasks, _fit_task, os.path.join(study.out, "fits-v2"),
                                    study.workers, study.progress, "train BDL")
     log(f"surrogate fits: {computed} trained, {len(tasks) - computed} loaded")
     return results
@@ -171,9 +183,11 @@ def run(study, log=print):
     n_pool = max(max(study.train_sizes), study.n_uq_train)
     Xp, Wp, pool_res = fe_dataset(study, "train-pool", n_pool, 1000 * s + 1, model, log)
     Xv, Wv, val_res = fe_dataset(study, "validation", study.n_validation, 1000 * s + 2, model, log)
+    Xc, Wc, cal_res = fe_dataset(study, "calibration", study.n_calibration, 1000 * s + 6,
+                                 model, log)
     Xt, Wt, truth_res = fe_dataset(study, "truth", study.n_truth, 1000 * s + 3, model, log)
     truth_seconds = _fe_seconds_per_run(study, truth_res)
-    fe_results = (pool_res, val_res, truth_res)
+    fe_results = (pool_res, val_res, cal_res, truth_res)
     fe_computed = sum(r.computed for r in fe_results)
     fe_loaded = sum(r.loaded for r in fe_results)
     fe_failed = sum(r.n_failed for r in fe_results)
@@ -185,7 +199,8 @@ def run(study, log=print):
         for n in study.train_sizes:
             for k in range(study.n_seeds):
                 key = f"table-{prior_name}-{n}-seed{k}"
-                tasks[key] = (Xp[:n], Wp[:n], Xv, Wv, prior, bdl_settings(n, study, 100 * s + k),
+                tasks[key] = (Xp[:n], Wp[:n], Xv, Wv, Xc, Wc, prior,
+                              bdl_settings(n, study, 100 * s + k),
                               fig_index if (k == 0 and prior_name == "direct") else None)
     # UQ surrogates on n_uq_train runs: trained and saved in the main process below
     fits = run_fits(tasks, study, log)
@@ -241,7 +256,8 @@ def _table(fits, study):
                 m: {"median": np.median([r[m] for r in runs], 0).tolist(),
                     "min": np.min([r[m] for r in runs], 0).tolist(),
                     "max": np.max([r[m] for r in runs], 0).tolist()}
-                for m in ("r2", "rmse", "nll", "coverage95", "crps")}
+                for m in ("r2", "rmse", "nll", "coverage95", "crps", "nll_cal",
+                          "coverage95_cal", "crps_cal", "variance_scale")}
     return out
 
 

@@ -230,6 +230,7 @@ class BDL:
 
     def _fit(self, X, Y):
         t0 = time.perf_counter()
+        self.variance_scale_ = None
         gen = torch.Generator().manual_seed(int(self.seed))
         dev = torch.device(self.device)
         scaler = Standardizer if self.standardize else IdentityScaler
@@ -390,9 +391,12 @@ class BDL:
         weights = guide.sample_weights(S, gen)
         Z = self.x_scaler_.transform(X)
         regression = self.task == "regression"
+        scale = getattr(self, "variance_scale_", None)
         if regression:
             ys, ym = self.y_scaler_.scale_, self.y_scaler_.mean_
-            noise_var = self.model_.likelihood.noise_variance().cpu().numpy() * ys ** 2
+            noise_var = self.model_.likelihood.noise_variance().detach().cpu().numpy() * ys ** 2
+            if scale is not None:
+                noise_var = noise_var * scale
         means, variances, samples = [], [], []
         bounds = {lv: ([], []) for lv in levels} if regression else {}
         for start in range(0, len(Z), self.predict_batch):
@@ -401,6 +405,9 @@ class BDL:
             f = guide.forward_weights(x, weights)
             if regression:
                 f = f.double().cpu().numpy() * ys + ym
+                if scale is not None:  # recalibrated spread about the mean
+                    m0 = f.mean(0)
+                    f = m0 + np.sqrt(scale) * (f - m0)
             else:
                 f = torch.softmax(f, -1).double().cpu().numpy()
             means.append(f.mean(0))
@@ -422,6 +429,25 @@ class BDL:
             intervals={lv: (squeeze(np.concatenate(lo)), squeeze(np.concatenate(hi)))
                        for lv, (lo, hi) in bounds.items()})
         return pred
+
+    def calibrate(self, X, y, n_samples=None):
+        """Post-hoc variance recalibration on held-out data (regression).
+
+        Fits one factor per output, ``c = mean((y - mean)^2 / total_var)``: the maximum-likelihood
+        scale of the predictive variance. Later predictions spread every posterior sample about
+        the mean and the noise by ``sqrt(c)``, so variances and intervals scale together while the
+        mean is unchanged. Returns self; ``variance_scale_`` holds the factors.
+        """
+        self._check_fitted()
+        if self.task != "regression":
+            raise ValueError("calibrate is for task='regression'")
+        X, Y = self._prepare(X, y)
+        self.variance_scale_ = np.ones(self.model_.guide.sizes[-1])
+        pred = self.predict(X, n_samples=n_samples, levels=())
+        mean = pred.mean.reshape(Y.shape)
+        var = pred.total_var.reshape(Y.shape)
+        self.variance_scale_ = np.mean((Y - mean) ** 2 / var, axis=0)
+        return self
 
     def predict_proba(self, X, n_samples=None):
         """Mean class probabilities (classification)."""
@@ -457,6 +483,8 @@ class BDL:
                 "x_scaler": self.x_scaler_.state(),
                 "y_scaler": None if self.y_scaler_ is None else self.y_scaler_.state(),
                 "single_output": bool(self.single_output_),
+                "variance_scale": (None if getattr(self, "variance_scale_", None) is None
+                                   else self.variance_scale_.tolist()),
                 "n_classes": getattr(self, "n_classes_", None)}
         torch.save(blob, path)
 
@@ -485,6 +513,8 @@ class BDL:
         self.y_scaler_ = None if blob["y_scaler"] is None else Standardizer.from_state(
             blob["y_scaler"])
         self.single_output_ = blob["single_output"]
+        if blob.get("variance_scale") is not None:
+            self.variance_scale_ = np.asarray(blob["variance_scale"])
         if blob["n_classes"] is not None:
             self.n_classes_ = blob["n_classes"]
         return self

@@ -28,6 +28,7 @@ def add_study(sub):
                    help="comma-separated training sizes (default 64,128,256,512)")
     m.add_argument("--n-seeds", type=int, default=3)
     m.add_argument("--n-validation", type=int, default=1000)
+    m.add_argument("--n-calibration", type=int, default=500)
     m.add_argument("--n-uq-train", type=int, default=1000)
     m.add_argument("--n-surrogate-mc", type=int, default=100_000)
     m.add_argument("--n-truth", type=int, default=20_000)
@@ -81,6 +82,7 @@ def _run_membrane(args):
                          f"integers, got {args.train_sizes!r}") from None
     return _run_study("membrane", "studies.membrane", "MembraneStudy", args, seed=args.seed,
                       train_sizes=sizes, n_validation=args.n_validation,
+                      n_calibration=args.n_calibration,
                       n_seeds=args.n_seeds, n_uq_train=args.n_uq_train,
                       n_surrogate_mc=args.n_surrogate_mc, n_truth=args.n_truth,
                       dask=args.dask, epochs=args.epochs)

@@ -175,3 +175,28 @@ def test_map_warm_start_keeps_sigma_and_noise_fixed():
                         rel_tol=1e-5)
     with pytest.raises(ValueError, match="map_epochs must be an integer >= 0"):
         BDL(map_epochs=-1).fit(x, x[:, 0])
+
+
+def test_recalibration_restores_nominal_coverage(tmp_path):
+    rng = np.random.default_rng(5)
+    f = lambda x: np.sin(2 * x[:, 0])  # noqa: E731
+    x = rng.uniform(-2, 2, (200, 1))
+    model = BDL(hidden=(16,), epochs=150, batch_size=50, lr=0.02, seed=0,
+                noise_std=0.05, learn_noise=False)  # noise fixed far too small: over-confident
+    model.fit(x, f(x) + rng.normal(0, 0.3, 200))
+    xc, xt = rng.uniform(-2, 2, (500, 1)), rng.uniform(-2, 2, (3000, 1))
+    yc = f(xc) + rng.normal(0, 0.3, 500)
+    yt = f(xt) + rng.normal(0, 0.3, 3000)
+    lo, hi = model.predict(xt, levels=(0.9,)).intervals[0.9]
+    before = np.mean((yt >= lo) & (yt <= hi))
+    mean_before = model.predict(xt).mean
+    model.calibrate(xc, yc)
+    pred = model.predict(xt, levels=(0.9,))
+    lo, hi = pred.intervals[0.9]
+    after = np.mean((yt >= lo) & (yt <= hi))
+    assert before < 0.6 and 0.86 <= after <= 0.94
+    assert model.variance_scale_[0] > 4
+    np.testing.assert_allclose(pred.mean, mean_before, rtol=1e-12)
+    model.save(tmp_path / "m.pt")
+    np.testing.assert_array_equal(BDL.load(tmp_path / "m.pt").predict(xt).total_var,
+                                  pred.total_var)
