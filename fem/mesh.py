@@ -45,13 +45,16 @@ class MeshTopology:
 
     def node_number(self, i, j):
         """Node number of grid point (i, j)."""
-        if self.ny <= self.nx:
-            return i * (self.ny + 1) + j
-        return j * (self.nx + 1) + i
+        return node_number(i, j, self.nx, self.ny)
 
     def coordinates(self, l, b):
         """(nnode, 2) reference coordinates for a membrane of size l x b."""
         return self.node_ij * np.array([l / self.nx, b / self.ny])
+
+
+def node_number(i, j, nx, ny):
+    """Number of grid node (i, j): along the side with fewer nodes first (narrow band)."""
+    return i * (ny + 1) + j if ny <= nx else j * (nx + 1) + i
 
 
 def build_topology(nx, ny, edges):
@@ -65,8 +68,7 @@ def build_topology(nx, ny, edges):
     node_ij = np.empty((nnode, 2), dtype=np.int64)
     for i in range(nx + 1):
         for j in range(ny + 1):
-            n = i * (ny + 1) + j if ny <= nx else j * (nx + 1) + i
-            node_ij[n] = (i, j)
+            node_ij[node_number(i, j, nx, ny)] = (i, j)
     fixed = np.zeros((nnode, 3), dtype=bool)
     ii, jj = node_ij[:, 0], node_ij[:, 1]
     on_edge = {"bottom": jj == 0, "right": ii == nx, "top": jj == ny, "left": ii == 0}
@@ -80,8 +82,8 @@ def build_topology(nx, ny, edges):
     neq = int(free.sum())
     eq[free] = np.arange(neq)
     elem_ij = np.array([(i, j) for i in range(nx) for j in range(ny)], dtype=np.int64)
-    num = (lambda i, j: i * (ny + 1) + j) if ny <= nx else (lambda i, j: j * (nx + 1) + i)
-    conn = np.array([[num(i, j), num(i + 1, j), num(i + 1, j + 1), num(i, j + 1)]
+    conn = np.array([[node_number(a, b, nx, ny) for a, b in
+                      ((i, j), (i + 1, j), (i + 1, j + 1), (i, j + 1))]
                      for i, j in elem_ij], dtype=np.int64)
     elem_eq = eq.reshape(nnode, 3)[conn].reshape(len(conn), 12)
     bandwidth = 0

@@ -17,6 +17,7 @@ import numpy as np
 from uqkit import propagate, sample, table3
 from uqkit.adapters import MembraneModel
 from uqkit.executors import cpu_count
+from uqkit.sampling import check_count
 from uqkit.statistics import compare, describe, ks_statistic
 
 from .common import run_cached, write_json
@@ -69,9 +70,7 @@ class MembraneStudy:
     def __post_init__(self):
         for name in ("n_validation", "n_calibration", "n_seeds", "n_uq_train", "n_surrogate_mc",
                      "n_truth", "epochs"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {name}={v!r}")
+            check_count(getattr(self, name), name)
         if not self.train_sizes or any(int(n) < 8 for n in self.train_sizes):
             raise ValueError(f"train_sizes must be integers >= 8, got {self.train_sizes!r}")
         self.train_sizes = tuple(sorted(int(n) for n in self.train_sizes))

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from uqkit.executors import cpu_count
+from uqkit.sampling import check_count
 
 from .common import figure_section, pyplot, run_cached, write_reports
 
@@ -37,9 +38,7 @@ class MoonsStudy:
 
     def __post_init__(self):
         for name in ("seeds", "epochs", "batch_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {name}={v!r}")
+            check_count(getattr(self, name), name)
         if self.paper:
             self.epochs, self.lr = 50_000, 1e-3
         self.workers = cpu_count() if self.workers is None else int(self.workers)

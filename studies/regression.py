@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from uqkit.executors import cpu_count
+from uqkit.sampling import check_count
 
 from .common import figure_section, pyplot, run_cached, write_reports
 
@@ -50,9 +51,7 @@ class RegressionStudy:
 
     def __post_init__(self):
         for name in ("seeds", "n_train", "n_test", "bdl_epochs", "nn_epochs"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {name}={v!r}")
+            check_count(getattr(self, name), name)
         self.workers = cpu_count() if self.workers is None else int(self.workers)
 
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from uqkit.executors import cpu_count
+from uqkit.sampling import check_count
 
 from .common import figure_section, pyplot, run_cached, write_reports
 from .tpu import load_tpu
@@ -52,13 +53,11 @@ class WindStudy:
     def __post_init__(self):
         if self.paper:
             self.sizes, self.seeds = tuple(range(100, 701, 100)), max(self.seeds, 3)
-        if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 1:
-            raise ValueError(f"seeds must be a positive integer, got seeds={self.seeds!r}")
+        check_count(self.seeds, "seeds")
         if not self.sizes or any(int(n) < 10 for n in self.sizes):
             raise ValueError(f"sizes must be integers >= 10, got {self.sizes!r}")
         self.sizes = tuple(int(n) for n in self.sizes)
-        if isinstance(self.epochs, bool) or not isinstance(self.epochs, int) or self.epochs < 1:
-            raise ValueError(f"epochs must be a positive integer, got epochs={self.epochs!r}")
+        check_count(self.epochs, "epochs")
         self.tpu = self.tpu or SYNTHETIC
         self.workers = cpu_count() if self.workers is None else int(self.workers)
 
