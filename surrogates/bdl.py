@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .laplace import laplace_sigma
 from .likelihoods import CategoricalLikelihood, GaussianLikelihood
 from .network import MeanFieldMLP
 from .optim import LeanAdam
@@ -108,12 +109,17 @@ class BDL:
         kl_samples: draws for Monte Carlo KL (Cauchy priors only).
         epochs, batch_size, lr: Adam training settings.
         lr_step, lr_gamma: multiply the learning rate by ``lr_gamma`` every ``lr_step`` epochs.
-        kl_anneal: epochs over which the KL weight rises linearly from 0 to 1 (0: off).
+        kl_weight: weight of the KL term in the objective (1: the ELBO; below 1 a tempered
+            posterior that trusts the data more than the prior, for very small data sets).
+        kl_anneal: epochs over which the KL weight rises linearly from 0 to ``kl_weight`` (0: off).
         trace_weights: record the posterior mean and std of the first ``trace_weights``
             weights after every epoch (``history_["trace_mu"]``, ``["trace_sigma"]``).
         map_epochs: warm start: for this many first epochs the posterior standard deviations
             stay at ``init_std`` and only the means (and noise) train, which is MAP estimation
             under the prior; full variational inference follows (0: off).
+        warm_sigma: after the warm start, ``"laplace"`` sets each posterior standard deviation
+            to its mean-field Laplace value at the MAP means (:mod:`surrogates.laplace`);
+            ``"keep"`` leaves them at ``init_std``.
         val_fraction: share of the training data held out for validation.
         patience: stop after this many evaluations without a better validation NLL (the best
             state is restored); None trains all epochs.
@@ -130,7 +136,8 @@ class BDL:
     def __init__(self, hidden=(30, 15, 10), activation="tanh", prior="normal(0, 1)",
                  task="regression", noise_std=0.1, learn_noise=True, noise_prior=None,
                  init_std=1e-3, n_samples=1, local_reparam=True, kl_samples=1, epochs=1000,
-                 batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_anneal=0, map_epochs=0, trace_weights=0,
+                 batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_weight=1.0, kl_anneal=0,
+                 map_epochs=0, warm_sigma="laplace", trace_weights=0,
                  val_fraction=0.0, patience=None, eval_every=10, standardize=True, seed=0,
                  device="cpu", predict_samples=200, predict_batch=4096, num_threads=None,
                  progress=False):
@@ -150,8 +157,10 @@ class BDL:
         self.lr = lr
         self.lr_step = lr_step
         self.lr_gamma = lr_gamma
+        self.kl_weight = kl_weight
         self.kl_anneal = kl_anneal
         self.map_epochs = map_epochs
+        self.warm_sigma = warm_sigma
         self.trace_weights = trace_weights
         self.val_fraction = val_fraction
         self.patience = patience
@@ -184,13 +193,15 @@ class BDL:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {name}={v!r}")
-        for name in ("lr", "lr_gamma", "noise_std", "init_std"):
+        for name in ("lr", "lr_gamma", "noise_std", "init_std", "kl_weight"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
         if isinstance(self.map_epochs, bool) or not isinstance(self.map_epochs, (int, np.integer)) \
                 or self.map_epochs < 0:
             raise ValueError(f"map_epochs must be an integer >= 0, got {self.map_epochs!r}")
+        if self.warm_sigma not in ("laplace", "keep"):
+            raise ValueError(f"warm_sigma must be 'laplace' or 'keep', got {self.warm_sigma!r}")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
         if any((not isinstance(h, (int, np.integer))) or h < 1 for h in self.hidden):
@@ -274,7 +285,8 @@ class BDL:
             bar = tqdm(total=self.epochs, desc="BDL fit", unit="epoch", dynamic_ncols=True)
         self.stopped_epoch_ = self.epochs
         for epoch in range(1, self.epochs + 1):
-            kl_weight = min(1.0, epoch / self.kl_anneal) if self.kl_anneal else 1.0
+            kl_weight = self.kl_weight * (min(1.0, epoch / self.kl_anneal) if self.kl_anneal
+                                          else 1.0)
             order = torch.randperm(n_tr, generator=gen)
             parts = []
             n_batches = 0
@@ -294,6 +306,10 @@ class BDL:
                 with torch.no_grad():
                     parts.append(torch.stack((elbo, data, kl)))
                 n_batches += 1
+            if epoch == self.map_epochs < self.epochs and self.warm_sigma == "laplace":
+                sd = laplace_sigma(self.model_, x_tr, y_tr, n_tr, self.kl_weight, gen)
+                with torch.no_grad():
+                    guide.rho.copy_(sd + torch.log(-torch.expm1(-sd)))  # softplus inverse
             # step decay: lr * gamma^(epochs done // lr_step)
             opt.set_lr(self.lr * self.lr_gamma ** (epoch // self.lr_step))
             with torch.no_grad():

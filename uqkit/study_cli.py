@@ -39,6 +39,8 @@ def add_study(sub):
     r = studies.add_parser("regression", help="x sin x regression benchmark (paper example 1)")
     _common(r)
     r.add_argument("--seeds", type=int, default=10)
+    r.add_argument("--tempered-kl", type=float, default=0.3,
+                   help="KL weight of the BDL-tempered row, in (0, 1] (default 0.3)")
     r.set_defaults(func=_run_regression)
 
     c = studies.add_parser("moons", help="two-moons classification with six priors (example 2)")
@@ -90,7 +92,7 @@ def _run_membrane(args):
 
 def _run_regression(args):
     return _run_study("regression", "studies.regression", "RegressionStudy", args,
-                      seeds=args.seeds)
+                      seeds=args.seeds, tempered_kl=args.tempered_kl)
 
 
 def _run_moons(args):

@@ -21,6 +21,14 @@ def test_regression_study_fast(tmp_path):
     assert data["r2"]["GP"]["0.0"] > 0.95  # a GP interpolates clean x sin x from 30 points
     assert 0.0 <= data["BDL_coverage95"]["0.5"] <= 1.0
     assert set(report["goals"]) == {str(nz) for nz in NOISES}
+    assert set(data["r2_hull"]) == set(METHODS)
+    # a clean GP fit scored inside the data's range is no worse than on the whole grid
+    assert data["r2_hull"]["GP"]["0.0"] >= data["r2"]["GP"]["0.0"] - 1e-3
+    for name in ("BDL", "BDL-warm", "BDL-tempered"):
+        assert set(data["paired_vs_best"][name]) == {str(nz) for nz in NOISES}
+        assert all(data[f"{name}_kl"][nz] >= 0 for nz in map(str, NOISES))
+    assert all(0 <= v <= 2 for row in data["draws_reaching_paper"].values()
+               for v in row.values())
     assert os.path.getsize(tmp_path / "fig3_fits.png") > 10_000
     assert "Goals" in open(tmp_path / "report.md").read()
 
