@@ -26,16 +26,35 @@ def write_json(path, obj):
     atomic_write(path, lambda fh: fh.write(body))
 
 
-def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks"):
+def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks", settings=None):
     """Run ``fn(task)`` for every ``key -> task``, in ``workers`` processes (uqkit's start
     method, each pinned to one thread), caching each result (JSON-friendly) as
-    ``cache_dir/key.json``; cached keys are loaded, not rerun."""
+    ``cache_dir/key.json``; cached keys are loaded, not rerun.
+
+    ``settings`` (a JSON-friendly dict) is recorded in ``cache_dir/settings.json``; a cache made
+    with other settings is refused with a ValueError naming the keys that differ.
+    """
     from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing
 
     from uqkit.executors import default_start_method, pin_threads
 
     os.makedirs(cache_dir, exist_ok=True)
+    if settings is not None:
+        settings = jsonable(settings)
+        path = os.path.join(cache_dir, "settings.json")
+        if os.path.exists(path):
+            with open(path) as fh:
+                old = json.load(fh)
+            if old != settings:
+                diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
+                raise ValueError(f"{cache_dir} holds runs made with other settings (differing: "
+                                 f"{', '.join(diff)}); use a new output directory")
+        elif any(name.endswith(".json") for name in os.listdir(cache_dir)):
+            raise ValueError(f"{cache_dir} holds runs of an older version without recorded "
+                             "settings; use a new output directory")
+        else:
+            write_json(path, settings)
     results, todo = {}, {}
     for key, task in tasks.items():
         path = os.path.join(cache_dir, f"{key}.json")

@@ -20,6 +20,7 @@ Example:
 import copy
 import inspect
 import math
+import numbers
 import time
 
 import numpy as np
@@ -115,11 +116,12 @@ class BDL:
         trace_weights: record the posterior mean and std of the first ``trace_weights``
             weights after every epoch (``history_["trace_mu"]``, ``["trace_sigma"]``).
         map_epochs: warm start: for this many first epochs the posterior standard deviations
-            stay at ``init_std`` and only the means (and noise) train, which is MAP estimation
-            under the prior; full variational inference follows (0: off).
-        warm_sigma: after the warm start, ``"laplace"`` sets each posterior standard deviation
-            to its mean-field Laplace value at the MAP means (:mod:`surrogates.laplace`);
-            ``"keep"`` leaves them at ``init_std``.
+            stay at ``init_std``, the noise at ``noise_std``, and only the means train, which is
+            MAP estimation under the prior; full variational inference follows (0: off).
+            Validation and early stopping start with the variational phase.
+        warm_sigma: after the warm start, ``"laplace"`` (default) sets each posterior standard
+            deviation to its mean-field Laplace value at the MAP means and ``noise_std``
+            (:mod:`surrogates.laplace`); ``"keep"`` leaves them at ``init_std``.
         val_fraction: share of the training data held out for validation.
         patience: stop after this many evaluations without a better validation NLL (the best
             state is restored); None trains all epochs.
@@ -195,12 +197,13 @@ class BDL:
                 raise ValueError(f"{name} must be an integer >= 1, got {name}={v!r}")
         for name in ("lr", "lr_gamma", "noise_std", "init_std", "kl_weight"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            if isinstance(v, bool) or not (isinstance(v, numbers.Real) and math.isfinite(v)
+                                           and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
         if isinstance(self.map_epochs, bool) or not isinstance(self.map_epochs, (int, np.integer)) \
                 or self.map_epochs < 0:
             raise ValueError(f"map_epochs must be an integer >= 0, got {self.map_epochs!r}")
-        if self.warm_sigma not in ("laplace", "keep"):
+        if not isinstance(self.warm_sigma, str) or self.warm_sigma not in ("laplace", "keep"):
             raise ValueError(f"warm_sigma must be 'laplace' or 'keep', got {self.warm_sigma!r}")
         if not 0.0 <= self.val_fraction < 1.0:
             raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
@@ -307,7 +310,9 @@ class BDL:
                     parts.append(torch.stack((elbo, data, kl)))
                 n_batches += 1
             if epoch == self.map_epochs < self.epochs and self.warm_sigma == "laplace":
-                sd = laplace_sigma(self.model_, x_tr, y_tr, n_tr, self.kl_weight, gen)
+                next_weight = self.kl_weight * (min(1.0, (epoch + 1) / self.kl_anneal)
+                                                if self.kl_anneal else 1.0)
+                sd = laplace_sigma(self.model_, x_tr, y_tr, n_tr, next_weight, gen)
                 with torch.no_grad():
                     guide.rho.copy_(sd + torch.log(-torch.expm1(-sd)))  # softplus inverse
             # step decay: lr * gamma^(epochs done // lr_step)
@@ -326,7 +331,8 @@ class BDL:
             if not math.isfinite(hist["elbo"][-1]):
                 raise FloatingPointError(f"the ELBO became non-finite at epoch {epoch}; lower "
                                          f"lr (now {self.lr}) or init_std")
-            if n_val and (epoch % self.eval_every == 0 or epoch == self.epochs):
+            validating = epoch > self.map_epochs or self.map_epochs >= self.epochs
+            if n_val and validating and (epoch % self.eval_every == 0 or epoch == self.epochs):
                 metrics = self._validate(X[val_idx], Y[val_idx])
                 hist["val_epoch"].append(epoch)
                 for key, v in metrics.items():

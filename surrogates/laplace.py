@@ -49,10 +49,16 @@ def prior_curvature(model, generator=None):
     return h.detach().clamp_min(0.0)
 
 
-def laplace_sigma(model, x, y, n_data, kl_weight=1.0, generator=None, floor=1e-6):
+def laplace_sigma(model, x, y, n_data, kl_weight=1.0, generator=None, floor=1e-6, cap=1.0):
     """Mean-field widths at the current means (see the module docstring); ``x, y`` may be a
-    subset of the ``n_data`` training points (the curvature is scaled up)."""
+    subset of the ``n_data`` training points (the curvature is scaled up).
+
+    Widths are clipped to ``[floor, cap]``: where neither the data nor the prior curves the
+    objective (a dead unit, or a Laplace / Cauchy prior whose curvature at a narrow posterior
+    sits in a spike at its centre) the quadratic model gives no width, and ``cap`` (in the
+    standardised units the network works in) stands in.
+    """
     h_data = data_curvature(model.guide, model.likelihood, x, y) * (n_data / x.shape[0])
     h_prior = prior_curvature(model, generator)
-    return torch.sqrt(kl_weight / (h_data + kl_weight * h_prior).clamp_min(1e-30)).clamp_min(
-        floor)
+    return torch.sqrt(kl_weight / (h_data + kl_weight * h_prior).clamp_min(1e-30)).clamp(
+        floor, cap)

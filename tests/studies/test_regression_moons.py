@@ -2,6 +2,8 @@
 import json
 import os
 
+import pytest
+
 from studies.moons import PRIORS, MoonsStudy
 from studies.moons import run as run_moons
 from studies.regression import METHODS, NOISES, RegressionStudy
@@ -48,3 +50,15 @@ def test_moons_study_fast(tmp_path):
     assert "stronger noise" in md
     for name in ("fig5_noise0.1.png", "fig5_noise0.3.png", "fig6_posteriors.png"):
         assert os.path.getsize(tmp_path / name) > 10_000
+
+
+def test_study_cache_refuses_other_settings(tmp_path):
+    from studies.common import run_cached
+
+    res, computed = run_cached({"a": 1.0, "b": 2.0}, float, str(tmp_path), 1, False,
+                               settings={"epochs": 10, "kl": 0.3})
+    assert computed == 2 and res == {"a": 1.0, "b": 2.0}
+    assert run_cached({"a": 1.0}, float, str(tmp_path), 1, False,
+                      settings={"epochs": 10, "kl": 0.3})[1] == 0
+    with pytest.raises(ValueError, match="other settings .differing: kl."):
+        run_cached({"a": 1.0}, float, str(tmp_path), 1, False, settings={"epochs": 10, "kl": 1})

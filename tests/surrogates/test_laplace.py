@@ -30,7 +30,7 @@ def test_linear_gaussian_widths_are_the_exact_mean_field_optimum(kl_weight):
     Xa = np.column_stack([X, np.ones(len(X))])
     # for a quadratic objective the mean-field optimum has precision diag(H) / kl_weight
     h = np.diag(Xa.T @ Xa) / noise ** 2 + kl_weight / s0 ** 2
-    np.testing.assert_allclose(sd, np.sqrt(kl_weight / h), rtol=1e-7)  # tau held in float32
+    np.testing.assert_allclose(sd, np.sqrt(kl_weight / h), rtol=1e-7)  # tau was rounded to float32 before .double()
     # a subset of the data scaled up to n gives the same curvature in expectation (here: exact
     # for a replicated data set)
     xx, tt = torch.cat([x, x]), torch.cat([t, t])
@@ -146,3 +146,27 @@ def test_tempered_posterior_matches_its_closed_form():
                                np.sqrt(lam / np.diag(P)), rtol=0.10)
     with pytest.raises(ValueError, match="kl_weight must be a finite number > 0"):
         BDL(kl_weight=0.0).fit(X, y)
+
+
+@pytest.mark.parametrize("spec", ["laplace(0, 1)", "cauchy(0, 1)"])
+def test_widths_stay_finite_where_the_quadratic_model_gives_none(spec):
+    """A narrow posterior under a Laplace or Cauchy prior has prior curvature only in a spike
+    at the prior's centre, and a unit the data do not reach has no data curvature: the width
+    is capped instead of blowing up."""
+    gen = torch.Generator().manual_seed(0)
+    guide = MeanFieldMLP((1, 8, 1), init_std=1e-5, generator=gen)
+    model = BayesianModel(guide, make_prior(spec), GaussianLikelihood(1, 0.1))
+    x = torch.zeros(10, 1)  # first-layer weights multiply 0: no data curvature
+    sd = laplace_sigma(model, x, torch.zeros(10, 1), 10, cap=0.5)
+    assert torch.isfinite(sd).all() and float(sd.max()) == pytest.approx(0.5)
+    assert float(sd.min()) > 0
+
+
+def test_early_stopping_waits_for_the_variational_phase():
+    x = np.linspace(-1, 1, 50)[:, None]
+    y = np.sin(3 * x[:, 0])
+    model = BDL(hidden=(6,), map_epochs=40, epochs=80, val_fraction=0.2, patience=1,
+                eval_every=5, init_std=1e-5, seed=0).fit(x, y)
+    assert min(model.history_["val_epoch"]) > 40
+    assert model.stopped_epoch_ > 40
+    assert float(model.model_.guide.sigma().detach().max()) > 1e-4  # the Laplace widths were handed over
