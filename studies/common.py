@@ -38,6 +38,7 @@ def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks", setti
     import multiprocessing
 
     from uqkit.executors import default_start_method, pin_threads
+    from uqkit.store import describe_differences
 
     os.makedirs(cache_dir, exist_ok=True)
     if settings is not None:
@@ -47,9 +48,9 @@ def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks", setti
             with open(path) as fh:
                 old = json.load(fh)
             if old != settings:
-                diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
                 raise ValueError(f"{cache_dir} holds runs made with other settings (differing: "
-                                 f"{', '.join(diff)}); use a new output directory")
+                                 f"{describe_differences(old, settings)}); use a new output "
+                                 "directory")
         elif any(name.endswith(".json") for name in os.listdir(cache_dir)):
             raise ValueError(f"{cache_dir} holds runs of an older version without recorded "
                              "settings; use a new output directory")

@@ -29,7 +29,7 @@ from torch import nn
 
 from .laplace import laplace_sigma
 from .likelihoods import CategoricalLikelihood, GaussianLikelihood
-from .network import MeanFieldMLP
+from .network import MeanFieldMLP, softplus_inverse
 from .optim import LeanAdam
 from .prediction import Prediction, mixture_interval
 from .priors import HierarchicalPrior, make_prior
@@ -288,8 +288,7 @@ class BDL:
             bar = tqdm(total=self.epochs, desc="BDL fit", unit="epoch", dynamic_ncols=True)
         self.stopped_epoch_ = self.epochs
         for epoch in range(1, self.epochs + 1):
-            kl_weight = self.kl_weight * (min(1.0, epoch / self.kl_anneal) if self.kl_anneal
-                                          else 1.0)
+            kl_weight = self._kl_weight_at(epoch)
             order = torch.randperm(n_tr, generator=gen)
             parts = []
             n_batches = 0
@@ -310,11 +309,10 @@ class BDL:
                     parts.append(torch.stack((elbo, data, kl)))
                 n_batches += 1
             if epoch == self.map_epochs < self.epochs and self.warm_sigma == "laplace":
-                next_weight = self.kl_weight * (min(1.0, (epoch + 1) / self.kl_anneal)
-                                                if self.kl_anneal else 1.0)
-                sd = laplace_sigma(self.model_, x_tr, y_tr, n_tr, next_weight, gen)
+                sd = laplace_sigma(self.model_, x_tr, y_tr, n_tr, self._kl_weight_at(epoch + 1),
+                                   gen)
                 with torch.no_grad():
-                    guide.rho.copy_(sd + torch.log(-torch.expm1(-sd)))  # softplus inverse
+                    guide.rho.copy_(softplus_inverse(sd))
             # step decay: lr * gamma^(epochs done // lr_step)
             opt.set_lr(self.lr * self.lr_gamma ** (epoch // self.lr_step))
             with torch.no_grad():
@@ -355,6 +353,10 @@ class BDL:
         self.history_ = hist
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _kl_weight_at(self, epoch):
+        """KL weight in force at ``epoch`` (1-based): ``kl_weight``, ramped over ``kl_anneal``."""
+        return self.kl_weight * (min(1.0, epoch / self.kl_anneal) if self.kl_anneal else 1.0)
 
     def _validate(self, Xv, Yv):
         pred = self.predict(Xv, n_samples=min(64, self.predict_samples), levels=())

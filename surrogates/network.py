@@ -15,6 +15,9 @@ ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid,
 
 
 def softplus_inverse(y):
+    """rho with softplus(rho) = y, for a float or a tensor of positive values."""
+    if isinstance(y, torch.Tensor):
+        return y + torch.log(-torch.expm1(-y))
     return y + math.log(-math.expm1(-y))
 
 

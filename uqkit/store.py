@@ -30,6 +30,13 @@ def _canonical(settings):
     return json.loads(json.dumps(settings, sort_keys=True, default=str))
 
 
+def describe_differences(old, new):
+    """``"key: stored OLD, now NEW; ..."`` for every key whose value differs between two
+    settings dicts (sorted by key)."""
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    return "; ".join(f"{k}: stored {old.get(k)!r}, now {new.get(k)!r}" for k in diff)
+
+
 def _fsync_dir(path):
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -77,10 +84,7 @@ class StudyStore:
             if old.get("format") != FORMAT:
                 raise StoreMismatchError(f"{manifest} is not a uqkit store")
             if old["settings"] != self.settings:
-                diff = sorted(k for k in set(old["settings"]) | set(self.settings)
-                              if old["settings"].get(k) != self.settings.get(k))
-                details = "; ".join(f"{k}: stored {old['settings'].get(k)!r}, now "
-                                    f"{self.settings.get(k)!r}" for k in diff)
+                details = describe_differences(old["settings"], self.settings)
                 raise StoreMismatchError(
                     f"the study directory {self.directory!r} holds results made with other "
                     f"settings ({details}); use a new directory or the same settings")
