@@ -26,6 +26,32 @@ def write_json(path, obj):
     atomic_write(path, lambda fh: fh.write(body))
 
 
+#: Study settings that say where and how runs execute, not what they compute.
+RUNTIME = ("out", "workers", "dask", "progress")
+
+
+def cache_settings(study, version, ignore=()):
+    """What a study's cached runs depend on: its settings (a dataclass) without
+    :data:`RUNTIME` and ``ignore`` (settings that only add or drop cells, such as the number of
+    seeds), plus a ``cell_version`` to bump when a cell's content changes."""
+    from dataclasses import asdict
+
+    drop = set(RUNTIME) | set(ignore)
+    return dict({k: v for k, v in asdict(study).items() if k not in drop}, cell_version=version)
+
+
+def settings_key(settings):
+    """A short stable name for a JSON-friendly settings dict (10 hex digits of its SHA-1).
+
+    >>> settings_key({"b": 1, "a": [1, 2]}) == settings_key({"a": [1, 2], "b": 1})
+    True
+    """
+    import hashlib
+
+    body = json.dumps(jsonable(settings), sort_keys=True).encode()
+    return hashlib.sha1(body).hexdigest()[:10]
+
+
 def run_cached(tasks, fn, cache_dir, workers, progress=True, desc="tasks", settings=None):
     """Run ``fn(task)`` for every ``key -> task``, in ``workers`` processes (uqkit's start
     method, each pinned to one thread), caching each result (JSON-friendly) as

@@ -20,7 +20,7 @@ from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 from uqkit.statistics import compare, describe, ks_statistic
 
-from .common import run_cached, write_json
+from .common import run_cached, settings_key, write_json
 
 PROBES = ("p1", "p2", "p3")
 #: The paper's Table 4 (R^2 on validation data).
@@ -162,11 +162,26 @@ def _fe_seconds_per_run(study, res):
     return None
 
 
+def fit_settings(study):
+    """What the surrogate fits depend on (the FE data sets behind them included): fits made
+    with other settings live in another directory, so changing, say, ``epochs`` retrains
+    while the FE runs are reused."""
+    n_pool = max(max(study.train_sizes), study.n_uq_train)
+    return {"seed": study.seed, "epochs": study.epochs, "paper": study.paper,
+            "n_pool": n_pool, "n_validation": study.n_validation,
+            "n_calibration": study.n_calibration, "priors": study.priors, "fit_version": 3}
+
+
+def fits_dir(study, kind):
+    """``DIR/<kind>-<key>``: where fits (``kind="fits"``) or saved UQ models (``"models"``)
+    made with this study's :func:`fit_settings` are kept."""
+    return os.path.join(study.out, f"{kind}-{settings_key(fit_settings(study))}")
+
+
 def run_fits(tasks, study, log):
     """Run (or load) training tasks {key: task}; results are cached one JSON file per fit."""
-    # "fits-v2": results that include the recalibrated metrics (older caches are not reused)
-    results, computed = run_cached(tasks, _fit_task, os.path.join(study.out, "fits-v2"),
-                                   study.workers, study.progress, "train BDL")
+    results, computed = run_cached(tasks, _fit_task, fits_dir(study, "fits"), study.workers,
+                                   study.progress, "train BDL", settings=fit_settings(study))
     log(f"surrogate fits: {computed} trained, {len(tasks) - computed} loaded")
     return results
 
@@ -206,7 +221,7 @@ def run(study, log=print):
     table = _table(fits, study)
 
     uq = {}
-    models_dir = os.path.join(study.out, "models")
+    models_dir = fits_dir(study, "models")
     os.makedirs(models_dir, exist_ok=True)
     Xmc = sample(table3(), study.n_surrogate_mc, seed=1000 * s + 4).values
     import torch

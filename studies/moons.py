@@ -14,7 +14,7 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import figure_section, pyplot, run_cached, write_reports
+from .common import cache_settings, figure_section, pyplot, run_cached, write_reports
 
 PRIORS = {"laplace": "laplace(0, 1)", "normal": "normal(0, 1)", "cauchy": "cauchy(1, 1)",
           "hier-laplace": "hierarchical-laplace", "hier-normal": "hierarchical-normal",
@@ -94,7 +94,8 @@ def run(study, log=print):
     tasks = {f"{p}-noise{nz}-seed{s}": (study, p, nz, s) for p in PRIORS for nz in TRIALS
              for s in range(study.seeds)}
     res, computed = run_cached(tasks, _task, os.path.join(study.out, "runs"), study.workers,
-                               study.progress, "moons")
+                               study.progress, "moons",
+                               settings=cache_settings(study, 1, ignore=("seeds",)))
     log(f"moons: {computed} fits computed, {len(tasks) - computed} loaded")
     report = {"seeds": study.seeds,
               "settings": {k: v for k, v in asdict(study).items() if k != "progress"}}

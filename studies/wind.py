@@ -17,7 +17,7 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import figure_section, pyplot, run_cached, write_reports
+from .common import cache_settings, figure_section, pyplot, run_cached, write_reports
 from .tpu import load_tpu
 
 SYNTHETIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
@@ -126,7 +126,9 @@ def run(study, log=print):
                         tasks[f"{face}-{target}-{prior}-{n}-seed{s}"] = (
                             pts, fl[target].ravel(), target, prior, n, s, study.epochs, keep)
     res, computed = run_cached(tasks, _task, os.path.join(study.out, "runs"), study.workers,
-                               study.progress, "wind")
+                               study.progress, "wind",
+                               settings=cache_settings(study, 1,
+                                                       ignore=("seeds", "sizes", "paper")))
     log(f"wind: {computed} fits computed, {len(tasks) - computed} loaded")
     rmse = {target: {prior: {face: {str(n): float(np.median(
         [res[f"{face}-{target}-{prior}-{n}-seed{s}"]["rmse"] for s in range(study.seeds)]))

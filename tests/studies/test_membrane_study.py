@@ -56,6 +56,23 @@ def test_rerun_recomputes_nothing(tiny):
     assert again["timings"]["fe_seconds_per_run"] == first["timings"]["fe_seconds_per_run"]
 
 
+def test_fits_follow_their_settings(tiny):
+    """Fits made with other training settings are kept apart (and retrained), while settings
+    that do not touch them (workers, truth size) share the same fits."""
+    from dataclasses import replace
+
+    from studies.membrane import fits_dir
+
+    study, _ = tiny
+    fits = fits_dir(study, "fits")
+    assert json.load(open(os.path.join(fits, "settings.json")))["epochs"] == 250
+    assert os.path.exists(os.path.join(fits_dir(study, "models"), "bdl-direct-96.pt"))
+    assert fits_dir(replace(study, workers=1, n_truth=5000), "fits") == fits
+    for change in ({"epochs": 300}, {"seed": 1}, {"n_validation": 300}, {"paper": True},
+                   {"priors": {"direct": "normal(0, 2)"}}, {"n_uq_train": 700}):
+        assert fits_dir(replace(study, **change), "fits") != fits, change
+
+
 def test_cli_rejects_bad_settings(tmp_path):
     from uqkit.cli import main
 

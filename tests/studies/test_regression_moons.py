@@ -6,7 +6,9 @@ import pytest
 
 from studies.moons import PRIORS, MoonsStudy
 from studies.moons import run as run_moons
-from studies.regression import METHODS, NOISES, RegressionStudy
+from studies.regression import (METHODS, NOISES, PAPER, RegressionStudy, make_data,
+                                polynomial_ceiling, truth)
+from surrogates import metrics as M
 from studies.regression import run as run_regression
 
 
@@ -33,6 +35,48 @@ def test_regression_study_fast(tmp_path):
                for v in row.values())
     assert os.path.getsize(tmp_path / "fig3_fits.png") > 10_000
     assert "Goals" in open(tmp_path / "report.md").read()
+    # the paper's metric: training points against their noisy targets
+    for key in ("r2_train", "rmse_train"):
+        assert set(data[key]) == set(METHODS)
+    assert data["rmse_train"]["GP"]["0.0"] < 0.05  # interpolates clean data
+    assert set(data["goals_train"]) == {"BDL", "BDL-warm", "BDL-tempered"}
+    assert set(data["paired_vs_best_train"]["BDL-tempered"]) == {str(nz) for nz in NOISES}
+    assert abs(data["pr_grid_ceiling"] - polynomial_ceiling(11, 200)) < 1e-12
+
+
+def test_polynomial_ceiling_is_the_best_degree_11_fit():
+    """No degree-11 polynomial beats the least-squares fit to the grid itself, and that is below
+    the paper's PR row (0.995 at sigma = 0)."""
+    import numpy as np
+
+    xt = np.linspace(-10, 10, 1000)
+    yt = truth(xt)
+    ceiling = polynomial_ceiling(11, 1000)
+    coef = np.polynomial.Polynomial.fit(xt, yt, 11).convert().coef
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # perturbed polynomials only lose
+        p = np.polynomial.Polynomial(coef * (1 + 1e-3 * rng.standard_normal(coef.size)))
+        assert M.r2(yt, p(xt)) <= ceiling
+    assert ceiling < PAPER["r2"]["PR"][0]
+
+
+def test_paper_pr_row_is_a_training_set_metric():
+    """Scored on its 30 training points against their noisy targets, a degree-11 polynomial
+    lands on the paper's PR row (median of 200 draws within 0.01 of every value); on the clean
+    test grid it does not come close (extrapolation)."""
+    import numpy as np
+
+    from surrogates import PolynomialRegression
+
+    for i, noise in enumerate(NOISES):
+        train, grid = [], []
+        for seed in range(200):
+            x, y, xt, yt, _ = make_data(seed, noise, 30, 200)
+            model = PolynomialRegression(degree=11).fit(x, y)
+            train.append(M.r2(y, model.predict(x).ravel()))
+            grid.append(M.r2(yt, model.predict(xt).ravel()))
+        assert abs(np.median(train) - PAPER["r2"]["PR"][i]) < 0.01, (noise, np.median(train))
+        assert np.median(grid) < 0.9
 
 
 def test_moons_study_fast(tmp_path):
@@ -40,6 +84,13 @@ def test_moons_study_fast(tmp_path):
                        workers=2, progress=False)
     report = run_moons(study, log=lambda *_: None)
     data = json.load(open(tmp_path / "report.json"))
+    logged = []
+    run_moons(study, log=logged.append)  # a rerun loads every fit
+    assert any("moons: 0 fits computed" in str(line) for line in logged)
+    other = MoonsStudy(out=str(tmp_path), seeds=2, epochs=26, batch_size=60, lr=0.03,
+                       workers=2, progress=False)
+    with pytest.raises(ValueError, match="differing: epochs"):
+        run_moons(other, log=lambda *_: None)
     for metric in ("accuracy", "nll", "ece"):
         assert set(data[metric]) == set(PRIORS)
         assert all(set(v) == {"0.1", "0.3"} for v in data[metric].values())
