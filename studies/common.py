@@ -129,6 +129,15 @@ def pyplot():
     return plt
 
 
+def save_figure(fig, out, name, dpi):
+    """Lay out ``fig``, write it to ``out/name`` at ``dpi`` and close it; returns the path."""
+    fig.tight_layout()
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path
+
+
 def figure_section(figures):
     """Markdown lines linking a report's figures (name -> path)."""
     return ["", "## Figures", ""] + [f"![{k}]({os.path.basename(v)})" for k, v in figures.items()]

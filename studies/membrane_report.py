@@ -1,12 +1,10 @@
 """report.md, report.json and the figures of the membrane study."""
-import os
-
 import numpy as np
 
 from uqkit.inputs import table3
 from uqkit.statistics import kde
 
-from .common import figure_section, pyplot, write_reports
+from .common import figure_section, pyplot, save_figure, write_reports
 
 PROBES = ("p1", "p2", "p3")
 
@@ -108,11 +106,7 @@ def fig_load_paths(study):
                         alpha=0.5)
         ax.set_title(f"w({p}), {study.n_paths} random inputs")
     fig.suptitle("Load-displacement paths scattered by the random inputs (cf. paper Fig. 7a)")
-    fig.tight_layout()
-    path = os.path.join(study.out, "fig7a_load_paths.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, study.out, "fig7a_load_paths.png", 110)
 
 
 def fig_predictive(study, fits, Wv, fig_index):
@@ -130,11 +124,7 @@ def fig_predictive(study, fits, Wv, fig_index):
     ax.set_title("Predictive distribution at one validation input, N(0,1) prior (cf. Fig. 7c)",
                  fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(study.out, "fig7c_predictive.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, study.out, "fig7c_predictive.png", 110)
 
 
 def fig_kde(study, uq, Wt):
@@ -156,8 +146,4 @@ def fig_kde(study, uq, Wt):
         ax.set_ylabel("density")
         ax.legend(fontsize=7)
     fig.suptitle("Surrogate Monte Carlo vs FE truth, with 95% posterior bands (cf. paper Fig. 8)")
-    fig.tight_layout()
-    path = os.path.join(study.out, "fig8_kde.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, study.out, "fig8_kde.png", 110)

@@ -14,7 +14,8 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import cache_settings, figure_section, pyplot, run_cached, write_reports
+from .common import (cache_settings, figure_section, pyplot, run_cached, save_figure,
+                     write_reports)
 
 PRIORS = {"laplace": "laplace(0, 1)", "normal": "normal(0, 1)", "cauchy": "cauchy(1, 1)",
           "hier-laplace": "hierarchical-laplace", "hier-normal": "hierarchical-normal",
@@ -166,10 +167,7 @@ def _figures(study, res):
                 ax.set_xlim(-3, 3)
                 ax.set_ylim(-3, 3)
         fig.suptitle(f"Predictive mean probability and variance, noise {nz} (cf. paper Fig. 5)")
-        fig.tight_layout()
-        paths[f"fig5_noise{nz}"] = os.path.join(study.out, f"fig5_noise{nz}.png")
-        fig.savefig(paths[f"fig5_noise{nz}"], dpi=80)
-        plt.close(fig)
+        paths[f"fig5_noise{nz}"] = save_figure(fig, study.out, f"fig5_noise{nz}.png", 80)
     fig, axes = plt.subplots(2, 6, figsize=(20, 5.5))
     for k, p in enumerate(PRIORS):
         cell = res[f"{p}-noise0.3-seed0"]
@@ -178,8 +176,5 @@ def _figures(study, res):
         axes[1, k].hist(cell["b1_samples"], bins=60, color="C1")
         axes[1, k].set_title(f"{p}: layer-1 biases", fontsize=9)
     fig.suptitle("Variational posterior samples of the first layer, noise 0.3 (cf. Fig. 6)")
-    fig.tight_layout()
-    paths["fig6"] = os.path.join(study.out, "fig6_posteriors.png")
-    fig.savefig(paths["fig6"], dpi=80)
-    plt.close(fig)
+    paths["fig6"] = save_figure(fig, study.out, "fig6_posteriors.png", 80)
     return paths

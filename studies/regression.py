@@ -19,7 +19,8 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import cache_settings, figure_section, pyplot, run_cached, write_reports
+from .common import (cache_settings, figure_section, pyplot, run_cached, save_figure,
+                     write_reports)
 
 NOISES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
 METHODS = ("PR", "SVR", "NN", "BDL", "PCE", "GP", "BDL-warm", "BDL-tempered")
@@ -65,7 +66,8 @@ class RegressionStudy:
         for name in ("seeds", "n_train", "n_test", "bdl_epochs", "nn_epochs"):
             check_count(getattr(self, name), name)
         if not (isinstance(self.tempered_kl, (int, float)) and 0 < self.tempered_kl <= 1):
-            raise ValueError(f"tempered_kl must lie in (0, 1], got tempered_kl={self.tempered_kl!r}")
+            raise ValueError("tempered_kl must lie in (0, 1], got "
+                             f"tempered_kl={self.tempered_kl!r}")
         self.workers = cpu_count() if self.workers is None else int(self.workers)
 
 
@@ -272,8 +274,8 @@ def _markdown(study, r):
     lines += ["## The paper's metric: the training points and their noisy targets", "",
               "The paper's Table 1 cannot be held-out R^2 on (-10, 10): its PR row (degree 11) "
               f"reads {PAPER['r2']['PR'][0]} at sigma = 0, but no degree-11 polynomial reaches "
-              f"more than {r['pr_grid_ceiling']:.4f} on this grid (the least-squares fit to the grid "
-              "itself). Scored on the 30 training points against their noisy targets, our PR "
+              f"more than {r['pr_grid_ceiling']:.4f} on this grid (the least-squares fit to the "
+              "grid itself). Scored on the 30 training points against their noisy targets, our PR "
               "row lands next to the paper's, so these tables use that metric; they reward "
               "fitting the noise and say nothing about extrapolation.", "",
               "### R2 on the training points", ""] + _table(r, "r2_train", ".4f", "r2")
@@ -379,8 +381,4 @@ def _figures(study, res):
         ax.set_ylabel("y")
     axes[0, 0].legend(fontsize=7, ncol=2)
     fig.suptitle("Fits to 30 points (seed 0), cf. paper Fig. 3")
-    fig.tight_layout()
-    path = os.path.join(study.out, "fig3_fits.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return {"fig3": path}
+    return {"fig3": save_figure(fig, study.out, "fig3_fits.png", 100)}

@@ -17,7 +17,8 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import cache_settings, figure_section, pyplot, run_cached, write_reports
+from .common import (cache_settings, figure_section, pyplot, run_cached, save_figure,
+                     write_reports)
 from .tpu import load_tpu
 
 SYNTHETIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
@@ -202,10 +203,7 @@ def _figures(study, data, fields, res, n_max):
                 ax.set_ylabel("z (m)")
         fig.suptitle(f"Cp_{target}: field, prediction, relative error and predictive std, "
                      "N(0, IG(1,1)) prior (cf. paper Figs. 9-10)")
-        fig.tight_layout()
-        paths[f"fields_{target}"] = os.path.join(study.out, f"fig9_10_cp_{target}.png")
-        fig.savefig(paths[f"fields_{target}"], dpi=80)
-        plt.close(fig)
+        paths[f"fields_{target}"] = save_figure(fig, study.out, f"fig9_10_cp_{target}.png", 80)
     face = next(iter(fields))
     cell = res[f"{face}-rms-hierarchical-{n_max}-seed0"]
     mu, sd = np.asarray(cell["trace_mu"]), np.asarray(cell["trace_sigma"])
@@ -219,8 +217,5 @@ def _figures(study, data, fields, res, n_max):
     ax.set_ylabel("first-layer weight: posterior mean +- 2 std")
     ax.set_title(f"Variational posterior during training ({face}, Cp_rms, n={n_max}; cf. Fig. 11)",
                  fontsize=9)
-    fig.tight_layout()
-    paths["fig11"] = os.path.join(study.out, "fig11_posterior_trace.png")
-    fig.savefig(paths["fig11"], dpi=100)
-    plt.close(fig)
+    paths["fig11"] = save_figure(fig, study.out, "fig11_posterior_trace.png", 100)
     return paths
