@@ -28,7 +28,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     from fem import solve_batch
-    from uqkit import propagate, sample, table3
+    from uqkit import propagate, sample
+from uqkit.presets import table3
     from uqkit.adapters import MembraneModel
 
     s = sample(table3(), args.n_trivial, seed=0)

@@ -14,9 +14,10 @@ import numpy as np
 from . import newton as _newton
 from .element import gauss_derivatives, shape_functions, stiffness_tables
 from .mesh import EDGE_CONDITIONS, EDGES, build_topology, locate
+from .presets import PAPER_PROBES
 
-#: The paper's probe points (x, y) in the reference configuration.
-DEFAULT_PROBES = {"p1": (1.0, 0.5), "p2": (0.6, 0.2), "p3": (1.6, 0.8)}
+#: Default probe points (x, y) in the reference configuration: the paper's.
+DEFAULT_PROBES = PAPER_PROBES
 MODES = ("fast", "paper")
 
 

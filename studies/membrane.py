@@ -1,12 +1,12 @@
 """Membrane UQ study (paper example 3): Table-3 inputs -> FE training data -> BDL surrogates ->
 surrogate Monte Carlo against an FE Monte Carlo ground truth.
 
-Run it with ``uqkit study membrane --out DIR`` or :func:`run`. Every FE run goes through the
-study store (``DIR/store``) and every trained surrogate is cached (``DIR/fits``,
-``DIR/models``), so an interrupted study resumes where it stopped and a finished one reruns
-without a single FE solve.
+Run it with ``uqkit study membrane --out DIR`` or :func:`run`. Every result lives in the
+study's cache (``DIR/cache``, :class:`uqkit.cache.ResultCache`) under a key of the settings
+it depends on: each FE data set is a resumable study store there, each trained surrogate an
+entry. An interrupted study resumes where it stopped, a finished one reruns without a single
+FE solve or fit, and a run with other settings computes what it lacks beside the old results.
 """
-import json
 import math
 import os
 import time
@@ -14,13 +14,15 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from uqkit import propagate, sample, table3
+from uqkit import propagate, sample
 from uqkit.adapters import MembraneModel
+from uqkit.cache import cached_map
 from uqkit.executors import cpu_count
+from uqkit.presets import table3
 from uqkit.sampling import check_count
 from uqkit.statistics import compare, describe, ks_statistic
 
-from .common import run_cached, settings_key, write_json
+from .common import StudyError, locked, study_cache
 
 PROBES = ("p1", "p2", "p3")
 #: The paper's Table 4 (R^2 on validation data).
@@ -92,22 +94,32 @@ def bdl_settings(n, study, seed):
     """
     common = dict(hidden=(30, 15, 10), activation="tanh", lr=0.005, lr_step=100, lr_gamma=0.75,
                   epochs=study.epochs, init_std=1e-5, seed=seed, num_threads=1,
-                  predict_samples=200)
+                  predict_samples=200, progress=False)
     if study.paper:
         return dict(common, batch_size=16, n_samples=200)
     return dict(common, batch_size=max(16, n // 4), n_samples=4)
 
 
 # -- FE data -----------------------------------------------------------------------------------
-def fe_dataset(study, name, n, seed, model, log):
-    """Run (or load) n FE samples of the Table-3 inputs; returns (X, W, result)."""
+def fe_dataset(study, name, n, seed, model, log, need=1):
+    """Run (or load) n FE samples of the Table-3 inputs; returns (X, W, result) of the runs
+    that succeeded.
+
+    Raises:
+        StudyError: fewer than ``need`` runs succeeded (the study cannot go on with them).
+    """
     samples = sample(table3(), n, rule="random", seed=seed)
+    settings = {"dataset": name, "n": n, "seed": seed, "model": model.describe()}
     res = propagate(model, samples, workers=study.workers, dask=study.dask,
                     executor="dask" if study.dask else "local",
-                    store=os.path.join(study.out, "store", name),
+                    store=study_cache(study).path(f"fe-{name}", settings),
                     settings={"dataset": name, "seed": seed}, progress=study.progress)
     log(f"FE {name}: {res.summary()}")
     ok = res.ok
+    if ok.sum() < need:
+        reasons = "; ".join(f"{c} x {r}" for r, c in res.failures().most_common(3))
+        raise StudyError(f"FE data set {name!r}: only {int(ok.sum())} of {n} runs succeeded "
+                         f"and the study needs {need}; stopping ({reasons})")
     return res.inputs.values[ok], res.outputs[ok], res
 
 
@@ -124,7 +136,7 @@ def _fit_task(task):
     t0 = time.perf_counter()
     model = BDL(prior=prior, **kwargs).fit(X, Y)
     fit_s = time.perf_counter() - t0
-    pred = model.predict(Xv, levels=(0.95,))
+    pred = model.predict_distribution(Xv, levels=(0.95,))
     lo, hi = pred.intervals[0.95]
     out = {"r2": M.r2(Yv, pred.mean).tolist(), "rmse": M.rmse(Yv, pred.mean).tolist(),
            "nll": M.gaussian_nll(Yv, pred.mean, pred.total_var).tolist(),
@@ -132,14 +144,15 @@ def _fit_task(task):
            "crps": M.crps_gaussian(Yv, pred.mean, pred.total_var).tolist(),
            "noise_std": np.sqrt(pred.aleatoric_var[0]).tolist(), "fit_seconds": fit_s}
     model.calibrate(Xc, Yc)
-    cal = model.predict(Xv, levels=(0.95,))
+    cal = model.predict_distribution(Xv, levels=(0.95,))
     lo, hi = cal.intervals[0.95]
     out.update({"nll_cal": M.gaussian_nll(Yv, cal.mean, cal.total_var).tolist(),
                 "coverage95_cal": M.coverage(Yv, lo, hi).tolist(),
                 "crps_cal": M.crps_gaussian(Yv, cal.mean, cal.total_var).tolist(),
                 "variance_scale": model.variance_scale_.tolist()})
     if fig_index is not None:
-        one = model.predict(Xv[fig_index:fig_index + 1], n_samples=2000, return_samples=True,
+        one = model.predict_distribution(Xv[fig_index:fig_index + 1], n_samples=2000,
+                                         return_samples=True,
                             levels=())
         rng = np.random.default_rng(0)
         draws = one.samples[:, 0, 0] + rng.normal(0, math.sqrt(one.aleatoric_var[0, 0]), 2000)
@@ -147,60 +160,56 @@ def _fit_task(task):
     return out
 
 
-def _fe_seconds_per_run(study, res):
-    """Wall seconds per FE run of the truth Monte Carlo, measured when it was computed (kept
-    in DIR/fe_timing.json so that a resumed study reports the same figure)."""
-    path = os.path.join(study.out, "fe_timing.json")
-    if res.computed >= 100:
-        per_run = res.seconds / res.computed
-        write_json(path, {"seconds_per_run": per_run, "runs_timed": res.computed,
-                            "workers": study.workers})
-        return per_run
-    if os.path.exists(path):
-        with open(path) as fh:
-            return json.load(fh)["seconds_per_run"]
-    return None
+def _uq_task(task):
+    """Train one UQ surrogate and save it to ``path`` (runs in a worker process)."""
+    from surrogates import BDL
+
+    X, Y, prior, kwargs, path = task
+    t0 = time.perf_counter()
+    BDL(prior=prior, **kwargs).fit(X, Y).save(path)
+    return {"fit_seconds": time.perf_counter() - t0}
 
 
-def fit_settings(study):
-    """What the surrogate fits depend on (the FE data sets behind them included): fits made
-    with other settings live in another directory, so changing, say, ``epochs`` retrains
-    while the FE runs are reused."""
+def _train(task):
+    """``("table", ...)``: a Table-4 fit and its metrics; ``("uq", ...)``: a UQ surrogate."""
+    kind, payload = task
+    return _fit_task(payload) if kind == "table" else _uq_task(payload)
+
+
+def fit_settings(study, model):
+    """What the surrogate fits depend on: the FE model and data sets behind them and the
+    training settings. A fit made with other settings is another cache entry, so changing,
+    say, ``epochs`` retrains while the FE runs are reused."""
     n_pool = max(max(study.train_sizes), study.n_uq_train)
     return {"seed": study.seed, "epochs": study.epochs, "paper": study.paper,
             "n_pool": n_pool, "n_validation": study.n_validation,
-            "n_calibration": study.n_calibration, "priors": study.priors, "fit_version": 3}
-
-
-def fits_dir(study, kind):
-    """``DIR/<kind>-<key>``: where fits (``kind="fits"``) or saved UQ models (``"models"``)
-    made with this study's :func:`fit_settings` are kept."""
-    return os.path.join(study.out, f"{kind}-{settings_key(fit_settings(study))}")
-
-
-def run_fits(tasks, study, log):
-    """Run (or load) training tasks {key: task}; results are cached one JSON file per fit."""
-    results, computed = run_cached(tasks, _fit_task, fits_dir(study, "fits"), study.workers,
-                                   study.progress, "train BDL", settings=fit_settings(study))
-    log(f"surrogate fits: {computed} trained, {len(tasks) - computed} loaded")
-    return results
+            "n_calibration": study.n_calibration, "priors": study.priors,
+            "model": model.describe(), "fit_version": 4}
 
 
 # -- the study ---------------------------------------------------------------------------------
+@locked
 def run(study, log=print):
     """Run the whole study; writes DIR/report.md, DIR/report.json and the PNGs; returns the
-    report dict."""
+    report dict.
+
+    Raises:
+        StudyError: an FE data set came back with too few successful runs.
+    """
     t_start = time.perf_counter()
-    os.makedirs(study.out, exist_ok=True)
     model = MembraneModel()
     s = study.seed
     n_pool = max(max(study.train_sizes), study.n_uq_train)
-    Xp, Wp, pool_res = fe_dataset(study, "train-pool", n_pool, 1000 * s + 1, model, log)
-    Xv, Wv, val_res = fe_dataset(study, "validation", study.n_validation, 1000 * s + 2, model, log)
+    Xp, Wp, pool_res = fe_dataset(study, "train-pool", n_pool, 1000 * s + 1, model, log,
+                                  need=n_pool)
+    Xv, Wv, val_res = fe_dataset(study, "validation", study.n_validation, 1000 * s + 2, model,
+                                 log, need=2)
     Xc, Wc, cal_res = fe_dataset(study, "calibration", study.n_calibration, 1000 * s + 6,
-                                 model, log)
-    Xt, Wt, truth_res = fe_dataset(study, "truth", study.n_truth, 1000 * s + 3, model, log)
-    truth_seconds = _fe_seconds_per_run(study, truth_res)
+                                 model, log, need=2)
+    Xt, Wt, truth_res = fe_dataset(study, "truth", study.n_truth, 1000 * s + 3, model, log,
+                                   need=2)
+    # one core's seconds per FE run, from the evaluation times the truth's store records
+    truth_seconds = truth_res.compute_seconds / len(truth_res.status)
     fe_results = (pool_res, val_res, cal_res, truth_res)
     fe_computed = sum(r.computed for r in fe_results)
     fe_loaded = sum(r.loaded for r in fe_results)
@@ -213,37 +222,36 @@ def run(study, log=print):
         for n in study.train_sizes:
             for k in range(study.n_seeds):
                 key = f"table-{prior_name}-{n}-seed{k}"
-                tasks[key] = (Xp[:n], Wp[:n], Xv, Wv, Xc, Wc, prior,
-                              bdl_settings(n, study, 100 * s + k),
-                              fig_index if (k == 0 and prior_name == "direct") else None)
-    # UQ surrogates on n_uq_train runs: trained and saved in the main process below
-    fits = run_fits(tasks, study, log)
+                tasks[key] = ("table", (Xp[:n], Wp[:n], Xv, Wv, Xc, Wc, prior,
+                                        bdl_settings(n, study, 100 * s + k),
+                                        fig_index if (k == 0 and prior_name == "direct")
+                                        else None))
+    cache, settings = study_cache(study), fit_settings(study, model)
+    # the UQ surrogates on n_uq_train runs, each saved as a file of its cache entry
+    for prior_name, prior in study.priors.items():
+        key = f"uq-{prior_name}-{study.n_uq_train}"
+        tasks[key] = ("uq", (Xp[:study.n_uq_train], Wp[:study.n_uq_train], prior,
+                             bdl_settings(study.n_uq_train, study, 100 * s + 99),
+                             cache.path(key, dict(settings, task=key), ".pt")))
+    fits, computed = cached_map(
+        _train, {key: (dict(settings, task=key), task) for key, task in tasks.items()}, cache,
+        study.workers, study.progress, "train BDL")
+    log(f"surrogate fits: {computed} trained, {len(tasks) - computed} loaded")
     table = _table(fits, study)
 
     uq = {}
-    models_dir = fits_dir(study, "models")
-    os.makedirs(models_dir, exist_ok=True)
     Xmc = sample(table3(), study.n_surrogate_mc, seed=1000 * s + 4).values
     import torch
 
     from surrogates import BDL
 
-    for prior_name, prior in study.priors.items():
-        path = os.path.join(models_dir, f"bdl-{prior_name}-{study.n_uq_train}.pt")
-        t0 = time.perf_counter()
-        if os.path.exists(path):
-            bdl = BDL.load(path)
-            fit_s = json.load(open(path + ".json"))["fit_seconds"]
-        else:
-            torch.set_num_threads(study.workers)
-            bdl = BDL(prior=prior, **bdl_settings(study.n_uq_train, study, 100 * s + 99))
-            bdl.fit(Xp[:study.n_uq_train], Wp[:study.n_uq_train])
-            fit_s = time.perf_counter() - t0
-            bdl.save(path)
-            write_json(path + ".json", {"fit_seconds": fit_s})
+    for prior_name in study.priors:
+        key = f"uq-{prior_name}-{study.n_uq_train}"
+        bdl = BDL.load(tasks[key][1][-1])
+        fit_s = fits[key]["fit_seconds"]
         t1 = time.perf_counter()
         torch.set_num_threads(study.workers)
-        pred = bdl.predict(Xmc, n_samples=50, return_samples=True, levels=())
+        pred = bdl.predict_distribution(Xmc, n_samples=50, return_samples=True, levels=())
         predict_s = time.perf_counter() - t1
         uq[prior_name] = {"mean": pred.mean, "samples": pred.samples, "fit_seconds": fit_s,
                           "predict_seconds": predict_s}
@@ -294,7 +302,8 @@ def _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loade
                                       [0.025, 0.975]).tolist()}
             uq_cmp[prior_name][p] = {"surrogate": d, "comparison": c, "posterior_band": band}
     n_t = len(Wt)
-    fe_per_1e5 = truth_seconds * 1e5 if truth_seconds else None
+    # FE cost on this study's cores: one core's seconds per run, perfectly parallel
+    fe_per_1e5 = truth_seconds * 1e5 / study.workers if truth_seconds else None
     timings = {"fe_seconds_per_run": truth_seconds, "fe_truth_runs": n_t,
                "fe_seconds_per_1e5": fe_per_1e5, "total_seconds": time.perf_counter() - t_start}
     for prior_name, u in uq.items():

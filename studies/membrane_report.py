@@ -1,7 +1,7 @@
 """report.md, report.json and the figures of the membrane study."""
 import numpy as np
 
-from uqkit.inputs import table3
+from uqkit.presets import table3
 from uqkit.statistics import kde
 
 from .common import figure_section, pyplot, save_figure, write_reports
@@ -70,9 +70,16 @@ def markdown(study, r):
     ks_noise = 1.36 * np.sqrt(1 / study.n_truth + 1 / study.n_surrogate_mc)
     lines += ["", f"A KS statistic below ~{ks_noise:.4f} is within the 95% sampling noise of "
               "the two sample sizes.", "", "## Timings", "",
-              "| quantity | value |", "|---|---|"]
-    for k, v in t.items():
-        lines.append(f"| {k} | {v:.4g} |" if isinstance(v, (int, float)) else f"| {k} | {v} |")
+              f"FE cost: {t['fe_seconds_per_run'] * 1e3:.2f} ms per run on one core (the "
+              "evaluation times the truth's store records), so about "
+              f"{t['fe_seconds_per_1e5']:.0f} s per 1e5 runs on {study.workers} cores; the whole "
+              f"study took {t['total_seconds']:.0f} s of wall time in this invocation.", ""]
+    for pr in r["uq"]:
+        speedup = t.get(f"speedup_{pr}")
+        lines.append(f"- Surrogate Monte Carlo, {pr} prior: "
+                     f"{t[f'surrogate_{pr}_seconds_per_1e5_incl_training']:.1f} s per 1e5 "
+                     "samples, training included" +
+                     (f" ({speedup:.1f}x faster than FE)." if speedup else "."))
     lines += figure_section(r["figures"])
     lines += ["", "## Notes", "",
               "- Training follows the paper's schedule (Adam, lr 0.005 x 0.75 every 100 epochs, "

@@ -14,7 +14,7 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import (cache_settings, figure_section, pyplot, run_cached, save_figure,
+from .common import (figure_section, locked, pyplot, run_tasks, save_figure,
                      write_reports)
 
 PRIORS = {"laplace": "laplace(0, 1)", "normal": "normal(0, 1)", "cauchy": "cauchy(1, 1)",
@@ -60,24 +60,25 @@ def make_data(n, noise, seed):
 def _task(task):
     import torch
 
-    from surrogates import BDL
+    from surrogates import BDLClassifier
     from surrogates import metrics as M
 
     torch.set_num_threads(1)
     study, prior_name, noise, seed = task
     Xtr, ytr, Xv, yv = make_data(TRIALS[noise], float(noise), seed)
     t0 = time.perf_counter()
-    model = BDL(hidden=(5, 5), prior=PRIORS[prior_name], task="classification",
-                epochs=study.epochs, batch_size=study.batch_size, lr=study.lr,
-                lr_step=max(1, study.epochs // 3), lr_gamma=0.5, n_samples=4, kl_samples=4,
-                init_std=1e-3, seed=seed, num_threads=1).fit(Xtr, ytr)
-    pred = model.predict(Xv, n_samples=200)
+    model = BDLClassifier(hidden=(5, 5), prior=PRIORS[prior_name],
+                          epochs=study.epochs, batch_size=study.batch_size, lr=study.lr,
+                          lr_step=max(1, study.epochs // 3), lr_gamma=0.5, n_samples=4,
+                          kl_samples=4, init_std=1e-3, seed=seed, num_threads=1,
+                          progress=False).fit(Xtr, ytr)
+    pred = model.predict_distribution(Xv, n_samples=200)
     out = {"accuracy": M.accuracy(yv, pred.mean), "nll": M.classification_nll(yv, pred.mean),
            "ece": M.expected_calibration_error(yv, pred.mean),
            "seconds": time.perf_counter() - t0}
     if seed == 0:
         gx, gy = np.meshgrid(GRID, GRID)
-        g = model.predict(np.column_stack([gx.ravel(), gy.ravel()]), n_samples=200)
+        g = model.predict_distribution(np.column_stack([gx.ravel(), gy.ravel()]), n_samples=200)
         out["grid_p1"] = g.mean[:, 1].tolist()
         out["grid_var"] = g.epistemic_var[:, 1].tolist()
         post = model.posterior()[0]
@@ -89,14 +90,13 @@ def _task(task):
     return out
 
 
+@locked
 def run(study, log=print):
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
     tasks = {f"{p}-noise{nz}-seed{s}": (study, p, nz, s) for p in PRIORS for nz in TRIALS
              for s in range(study.seeds)}
-    res, computed = run_cached(tasks, _task, os.path.join(study.out, "runs"), study.workers,
-                               study.progress, "moons",
-                               settings=cache_settings(study, 1, ignore=("seeds",)))
+    res, computed = run_tasks(study, _task, tasks, 1, ignore=("seeds",), desc="moons")
     log(f"moons: {computed} fits computed, {len(tasks) - computed} loaded")
     report = {"seeds": study.seeds,
               "settings": {k: v for k, v in asdict(study).items() if k != "progress"}}

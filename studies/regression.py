@@ -19,7 +19,7 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import (cache_settings, figure_section, pyplot, run_cached, save_figure,
+from .common import (figure_section, locked, pyplot, run_tasks, save_figure,
                      write_reports)
 
 NOISES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
@@ -98,7 +98,7 @@ def models(study, seed):
     warm_start = dict(hidden=(20,), prior="normal(0, 1)", map_epochs=warm, warm_sigma="laplace",
                       batch_size=study.n_train, n_samples=8, lr=0.01,
                       lr_step=max(1, study.bdl_epochs // 3), lr_gamma=0.5, init_std=1e-5,
-                      noise_std=0.1, seed=seed, num_threads=1)
+                      noise_std=0.1, seed=seed, num_threads=1, progress=False)
     return {
         "PR": PolynomialRegression(degree=11),
         "SVR": SupportVectorRegression(C=10.0, gamma=1.0, epsilon=0.01, tol=1e-4,
@@ -106,7 +106,7 @@ def models(study, seed):
         "NN": nn,
         "BDL": BDL(hidden=(20,), prior="normal(0, 0.1)", epochs=study.bdl_epochs,
                    batch_size=study.n_train, n_samples=8, lr=0.01, lr_step=study.bdl_epochs // 4,
-                   lr_gamma=0.5, init_std=1e-5, seed=seed, num_threads=1),
+                   lr_gamma=0.5, init_std=1e-5, seed=seed, num_threads=1, progress=False),
         "PCE": PolynomialChaos(order=11, distribution=chaospy.Uniform(-10, 10)),
         "GP": GaussianProcess(seed=seed),
         "BDL-warm": BDL(epochs=warm + vi, kl_weight=1.0, **warm_start),
@@ -128,7 +128,7 @@ def _task(task):
         t0 = time.perf_counter()
         model.fit(x, y)
         if name in BAYESIAN:
-            pred = model.predict(xt, levels=(0.95,))
+            pred = model.predict_distribution(xt, levels=(0.95,))
             mean = pred.mean
             lo, hi = pred.intervals[0.95]
             out[f"{name}_nll"] = float(M.gaussian_nll(yt_noisy, mean, pred.total_var))
@@ -137,10 +137,10 @@ def _task(task):
             out[f"{name}_noise"] = float(np.sqrt(np.mean(pred.aleatoric_var)))
             if seed == 0:
                 out[f"{name}_band"] = [lo.tolist(), hi.tolist()]
-            fit = model.predict(x, levels=()).mean
+            fit = model.predict(x)
         else:
-            mean = np.asarray(model.predict(xt)).ravel()
-            fit = np.asarray(model.predict(x)).ravel()
+            mean = model.predict(xt).ravel()
+            fit = model.predict(x).ravel()
         out[name] = {"r2": float(M.r2(yt, mean)), "rmse": float(M.rmse(yt, mean)),
                      "r2_hull": float(M.r2(yt[hull], mean[hull])),
                      "r2_train": float(M.r2(y, fit)), "rmse_train": float(M.rmse(y, fit)),
@@ -150,13 +150,12 @@ def _task(task):
     return out
 
 
+@locked
 def run(study, log=print):
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
     tasks = {f"seed{s}-noise{nz}": (study, s, nz) for s in range(study.seeds) for nz in NOISES}
-    res, computed = run_cached(tasks, _task, os.path.join(study.out, "runs"), study.workers,
-                               study.progress, "regression",
-                               settings=cache_settings(study, 3, ignore=("seeds",)))
+    res, computed = run_tasks(study, _task, tasks, 3, ignore=("seeds",), desc="regression")
     log(f"regression: {computed} (seed, noise) cells computed, {len(tasks) - computed} loaded")
     report = {"r2": {}, "rmse": {}, "r2_std": {}, "rmse_std": {}, "seeds": study.seeds,
               "settings": {k: v for k, v in asdict(study).items() if k != "progress"}}

@@ -17,7 +17,7 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import (cache_settings, figure_section, pyplot, run_cached, save_figure,
+from .common import (StudyInputError, figure_section, locked, pyplot, run_tasks, save_figure,
                      write_reports)
 from .tpu import load_tpu
 
@@ -60,6 +60,8 @@ class WindStudy:
         self.sizes = tuple(int(n) for n in self.sizes)
         check_count(self.epochs, "epochs")
         self.tpu = self.tpu or SYNTHETIC
+        if not os.path.isfile(self.tpu):
+            raise ValueError(f"--tpu: no such file: {self.tpu}")
         self.workers = cpu_count() if self.workers is None else int(self.workers)
 
 
@@ -96,9 +98,9 @@ def _task(task):
     t0 = time.perf_counter()
     model = BDL(hidden=NETS[target], prior=PRIORS[prior], epochs=epochs,
                 batch_size=max(16, n // 4), lr=0.03, lr_step=max(1, epochs // 10),
-                lr_gamma=0.75, n_samples=4, init_std=1e-5, seed=seed, num_threads=1,
+                lr_gamma=0.75, n_samples=4, init_std=1e-5, seed=seed, num_threads=1, progress=False,
                 trace_weights=6 if keep else 0).fit(pts[idx], field[idx])
-    pred = model.predict(pts, n_samples=32, levels=())
+    pred = model.predict_distribution(pts, n_samples=32, levels=())
     out = {"rmse": float(np.sqrt(np.mean((pred.mean - field) ** 2))),
            "seconds": time.perf_counter() - t0}
     if keep:
@@ -110,10 +112,14 @@ def _task(task):
     return out
 
 
+@locked
 def run(study, log=print):
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
-    data = load_tpu(study.tpu)
+    try:
+        data = load_tpu(study.tpu)
+    except ValueError as exc:  # a malformed file is the user's input
+        raise StudyInputError(f"--tpu {study.tpu}: {exc}") from None
     fields = reference_fields(data, study.grid)
     n_max = max(study.sizes)
     tasks = {}
@@ -126,10 +132,8 @@ def run(study, log=print):
                         keep = n == n_max and s == 0 and prior == "hierarchical"
                         tasks[f"{face}-{target}-{prior}-{n}-seed{s}"] = (
                             pts, fl[target].ravel(), target, prior, n, s, study.epochs, keep)
-    res, computed = run_cached(tasks, _task, os.path.join(study.out, "runs"), study.workers,
-                               study.progress, "wind",
-                               settings=cache_settings(study, 1,
-                                                       ignore=("seeds", "sizes", "paper")))
+    res, computed = run_tasks(study, _task, tasks, 1, ignore=("seeds", "sizes", "paper"),
+                              desc="wind")
     log(f"wind: {computed} fits computed, {len(tasks) - computed} loaded")
     rmse = {target: {prior: {face: {str(n): float(np.median(
         [res[f"{face}-{target}-{prior}-{n}-seed{s}"]["rmse"] for s in range(study.seeds)]))

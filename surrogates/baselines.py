@@ -1,26 +1,47 @@
-"""Baseline surrogates with the same fit / predict shape as :class:`surrogates.BDL`.
+"""Baseline surrogates: scikit-learn regressors with the same fit / predict as
+:class:`surrogates.BDL`.
 
-``predict`` returns an (n,) or (n, k) array shaped like the training target; the GP also
-offers ``predict_distribution`` with its predictive variance.
+``predict`` returns an (n,) or (n, k) array shaped like the training target. The GP also has
+the uncertainty API of the BDL: ``predict(X, return_std=True)`` and ``predict_distribution``.
 """
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
+from .bdl import _check_target, check_finite
+from .prediction import Prediction
 from .scaling import Standardizer
 
 
-def _xy(X, y):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim != 2 or len(X) != len(y) or not np.isfinite(X).all() or not np.isfinite(y).all():
-        raise ValueError(f"X must be (n, d) and y (n,) or (n, k), finite; got {X.shape} and "
-                         f"{y.shape}")
-    return X, y
+class _Regressor(RegressorMixin, BaseEstimator):
+    """Shared input checks: finite numeric X (n, d) and y (n,) or (n, k)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _fit_data(self, X, y):
+        _check_target(y)
+        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
+                             ensure_all_finite=False)
+        check_finite(X, "X")
+        check_finite(y, "y")
+        if X.shape[0] < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
+                             f"{X.shape[0]} sample")
+        return X, y
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)
+        return check_finite(X, "X")
 
 
-class PolynomialRegression:
+class PolynomialRegression(_Regressor):
     """Least-squares polynomial of total degree ``degree`` on standardised inputs."""
 
     def __init__(self, degree=3):
@@ -31,16 +52,17 @@ class PolynomialRegression:
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
-        X, y = _xy(X, y)
+        X, y = self._fit_data(X, y)
         self.model_ = make_pipeline(StandardScaler(), PolynomialFeatures(self.degree),
                                     LinearRegression(fit_intercept=False)).fit(X, y)
         return self
 
     def predict(self, X):
-        return self.model_.predict(np.asarray(X, dtype=float))
+        X = self._check_X(X)
+        return self.model_.predict(X)
 
 
-class SupportVectorRegression:
+class SupportVectorRegression(_Regressor):
     """scikit-learn's epsilon-SVR with an RBF kernel, one per output, on standardised outputs
     and (unless ``standardize_inputs=False``, e.g. for a gamma set in raw input units)
     standardised inputs."""
@@ -52,7 +74,7 @@ class SupportVectorRegression:
     def fit(self, X, y):
         from sklearn.svm import SVR
 
-        X, y = _xy(X, y)
+        X, y = self._fit_data(X, y)
         self.single_ = y.ndim == 1
         Y = y[:, None] if self.single_ else y
         from .scaling import IdentityScaler
@@ -65,24 +87,25 @@ class SupportVectorRegression:
         return self
 
     def predict(self, X):
+        X = self._check_X(X)
         Z = self.xs_.transform(X)
         out = self.ys_.inverse_transform(np.column_stack([m.predict(Z) for m in self.models_]))
         return out[:, 0] if self.single_ else out
 
 
-class NeuralNetwork:
+class NeuralNetwork(_Regressor):
     """A deterministic torch MLP (tanh hidden layers) trained by Adam or SGD on MSE."""
 
     def __init__(self, hidden=(30, 15, 10), activation="tanh", epochs=1000, batch_size=16,
                  lr=5e-3, optimizer="adam", lr_step=100, lr_gamma=0.75, weight_decay=0.0,
                  seed=0, standardize=True):
-        self.hidden, self.activation, self.epochs = tuple(hidden), activation, epochs
+        self.hidden, self.activation, self.epochs = hidden, activation, epochs
         self.batch_size, self.lr, self.optimizer = batch_size, lr, optimizer
         self.lr_step, self.lr_gamma, self.weight_decay = lr_step, lr_gamma, weight_decay
         self.seed, self.standardize = seed, standardize
 
     def fit(self, X, y):
-        X, y = _xy(X, y)
+        X, y = self._fit_data(X, y)
         self.single_ = y.ndim == 1
         Y = y[:, None] if self.single_ else y
         self.xs_ = Standardizer().fit(X) if self.standardize else None
@@ -118,14 +141,14 @@ class NeuralNetwork:
 
     @torch.no_grad()
     def predict(self, X):
-        X = np.asarray(X, dtype=float)
+        X = self._check_X(X)
         Z = self.xs_.transform(X) if self.standardize else X
         out = self.net_(torch.as_tensor(Z, dtype=torch.float32)).double().numpy()
         out = self.ys_.inverse_transform(out) if self.standardize else out
         return out[:, 0] if self.single_ else out
 
 
-class PolynomialChaos:
+class PolynomialChaos(_Regressor):
     """Point-collocation polynomial chaos (chaospy): least squares on an orthogonal
     expansion of ``order`` over the inputs' distribution (a chaospy distribution; by default
     uniform over the training data's range)."""
@@ -136,7 +159,7 @@ class PolynomialChaos:
     def fit(self, X, y):
         import chaospy
 
-        X, y = _xy(X, y)
+        X, y = self._fit_data(X, y)
         dist = self.distribution
         if dist is None:
             lo, hi = X.min(0), X.max(0)
@@ -146,15 +169,40 @@ class PolynomialChaos:
         self.model_ = chaospy.fit_regression(self.expansion_, X.T, y)
         return self
 
+    # A numpoly polynomial cannot be unpickled from read-only buffers (joblib memory maps):
+    # pickle it as plain arrays and rebuild it from writable copies.
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ gives __dict__
+        for key in ("model_", "expansion_"):
+            if key in state:
+                p = state[key]
+                state[key] = ("numpoly", p.exponents, [np.asarray(c) for c in p.coefficients],
+                              p.names)
+        return state
+
+    def __setstate__(self, state):
+        import numpoly
+
+        for key in ("model_", "expansion_"):
+            if isinstance(state.get(key), tuple) and state[key][0] == "numpoly":
+                _, exponents, coefficients, names = state[key]
+                state[key] = numpoly.polynomial_from_attributes(
+                    np.array(exponents), [np.array(c) for c in coefficients], names)
+        super().__setstate__(state)
+
     def predict(self, X):
-        X = np.asarray(X, dtype=float)
+        X = self._check_X(X)
         out = np.asarray(self.model_(*X.T))
         return out.T if out.ndim == 2 else out
 
 
-class GaussianProcess:
+class GaussianProcess(_Regressor):
     """scikit-learn Gaussian process: constant x anisotropic RBF plus white noise, on
-    standardised inputs and normalised outputs."""
+    standardised inputs and normalised outputs.
+
+    Its uncertainty API is the BDL's: the epistemic variance is the latent function's, the
+    aleatoric one the fitted white-noise level.
+    """
 
     def __init__(self, n_restarts=2, seed=0):
         self.n_restarts, self.seed = n_restarts, seed
@@ -163,7 +211,7 @@ class GaussianProcess:
         from sklearn.gaussian_process import GaussianProcessRegressor
         from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-        X, y = _xy(X, y)
+        X, y = self._fit_data(X, y)
         self.xs_ = Standardizer().fit(X)
         kernel = ConstantKernel(1.0) * RBF(np.ones(X.shape[1]), (1e-2, 1e3)) + WhiteKernel(
             1e-3, (1e-10, 1e1))
@@ -181,15 +229,30 @@ class GaussianProcess:
             self.model_.fit(self.xs_.transform(X), y)
         return self
 
-    def predict(self, X):
-        return self.model_.predict(self.xs_.transform(X))
+    def predict(self, X, return_std=False):
+        """Predictive means at X, and with ``return_std=True`` the predictive standard
+        deviations (latent function and noise)."""
+        pred = self.predict_distribution(X)
+        return (pred.mean, pred.std) if return_std else pred.mean
 
-    def predict_distribution(self, X):
-        """(mean, variance) of the latent function plus noise."""
-        mean, sd = self.model_.predict(self.xs_.transform(X), return_std=True)
+    def predict_distribution(self, X, levels=(0.95,)):
+        """The Gaussian predictive distribution at X (:class:`surrogates.Prediction`), with
+        central intervals at ``levels``."""
+        from scipy import special
+
+        X = self._check_X(X)
+        Z = self.xs_.transform(X)
+        mean, sd = self.model_.predict(Z, return_std=True)
         if mean.ndim == 2 and sd.ndim == 1:
             sd = sd[:, None]
-        return mean, sd ** 2
+        total = np.broadcast_to(sd ** 2, mean.shape)
+        noise = self.model_.kernel_.k2.noise_level * np.asarray(self.model_._y_train_std) ** 2
+        aleatoric = np.broadcast_to(np.minimum(noise, total), mean.shape).copy()
+        sd = np.sqrt(total)
+        intervals = {lv: (mean - special.ndtri(0.5 + lv / 2) * sd,
+                          mean + special.ndtri(0.5 + lv / 2) * sd) for lv in levels}
+        return Prediction(mean=mean, epistemic_var=total - aleatoric, aleatoric_var=aleatoric,
+                          intervals=intervals)
 
 
 #: Short names used by the studies.

@@ -7,15 +7,21 @@ in one :class:`BayesianModel`, which computes the ELBO (eq 3.13-3.14 of the pape
     ELBO = (N / M) sum_{i in batch} E_q[log p(y_i | x_i, w)] - KL(q || p) [+ log p(tau)]
 
 with the expectation estimated by ``n_samples`` reparameterised draws (local
-reparameterisation by default). :class:`BDL` wraps it in scikit-learn's fit / predict.
+reparameterisation by default). :class:`BDL` (regression) and :class:`BDLClassifier` wrap it
+as scikit-learn estimators: ``predict`` gives predictive means (class labels for the
+classifier), ``predict(X, return_std=True)`` means and standard deviations as scikit-learn's
+``GaussianProcessRegressor`` does, and ``predict_distribution`` the whole predictive
+distribution (:class:`surrogates.prediction.Prediction`).
 
 Example:
     >>> import numpy as np
     >>> x = np.linspace(-1, 1, 64)[:, None]
     >>> model = BDL(hidden=(16,), epochs=200, batch_size=16, lr=0.01, seed=0).fit(x, x ** 2)
-    >>> pred = model.predict(x[:3])
-    >>> pred.mean.shape, pred.total_var.shape
-    ((3, 1), (3, 1))
+    >>> model.predict(x[:3]).shape
+    (3, 1)
+    >>> pred = model.predict_distribution(x[:3])
+    >>> pred.mean.shape, pred.epistemic_var.shape, sorted(pred.intervals)
+    ((3, 1), (3, 1), [0.95])
 """
 import copy
 import inspect
@@ -25,6 +31,8 @@ import time
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
 from torch import nn
 
 from .laplace import laplace_sigma
@@ -36,8 +44,10 @@ from .priors import HierarchicalPrior, make_prior
 from .scaling import IdentityScaler, Standardizer
 
 FORMAT = "uqkit-bdl"
-FORMAT_VERSION = 1
-TASKS = ("regression", "classification")
+FORMAT_VERSION = 2
+ACTIVATIONS = ("tanh", "relu")
+#: Seconds a fit runs before its progress bar appears (``progress=None``).
+PROGRESS_DELAY = 5.0
 
 
 class BayesianModel(nn.Module):
@@ -70,27 +80,39 @@ class BayesianModel(nn.Module):
         return data - kl_weight * kl + self.likelihood.log_hyperprior(), data, kl
 
 
-def _as_2d(a, name):
-    try:
-        arr = np.asarray(a, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numeric") from None
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 1-D or 2-D array, got shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty")
-    bad = ~np.isfinite(arr)
+def check_finite(arr, name):
+    """Raise a ValueError naming the first NaN or inf of ``arr`` (1-D or 2-D)."""
+    arr2 = arr.reshape(len(arr), -1)
+    bad = ~np.isfinite(arr2)
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise ValueError(f"{name} holds {int(bad.sum())} non-finite values (first at row {r}, "
-                         f"column {c}: {arr[r, c]})")
+        raise ValueError(f"{name} holds {int(bad.sum())} NaN or inf values (first at row {r}, "
+                         f"column {c}: {arr2[r, c]})")
     return arr
 
 
-class BDL:
-    """Bayesian MLP surrogate trained by mean-field variational inference.
+def _check_target(y):
+    """Name the first NaN or inf of a numeric regression target (scikit-learn's own check
+    would only say that there is one)."""
+    try:
+        arr = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        return  # not numeric: scikit-learn's validation says so
+    if arr.ndim and len(arr):
+        check_finite(arr, "y")
+
+
+def _is_int(v, minimum):
+    return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= minimum
+
+
+def _is_real(v):
+    return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+
+
+class _BaseBDL(BaseEstimator):
+    """Bayesian MLP trained by mean-field variational inference (shared by :class:`BDL` and
+    :class:`BDLClassifier`).
 
     Args:
         hidden: hidden layer widths; ``()`` gives a Bayesian linear model.
@@ -98,8 +120,6 @@ class BDL:
         prior: weight prior: a :class:`surrogates.priors.Prior` or a spec such as
             ``"normal(0, 1)"``, ``"laplace(0, 1)"``, ``"cauchy(1, 1)"``,
             ``"hierarchical-normal"`` (N(0, IG(1, 1))).
-        task: ``"regression"`` (Gaussian likelihood, learned noise precision per output) or
-            ``"classification"`` (categorical likelihood, integer labels).
         noise_std: initial (or, with ``learn_noise=False``, known) noise standard deviation, in
             standardised output units when ``standardize`` is on.
         noise_prior: optional (shape, rate) Gamma prior on the noise precision.
@@ -112,7 +132,8 @@ class BDL:
         lr_step, lr_gamma: multiply the learning rate by ``lr_gamma`` every ``lr_step`` epochs.
         kl_weight: weight of the KL term in the objective (1: the ELBO; below 1 a tempered
             posterior that trusts the data more than the prior, for very small data sets).
-        kl_anneal: epochs over which the KL weight rises linearly from 0 to ``kl_weight`` (0: off).
+        kl_anneal: epochs (an integer >= 0) over which the KL weight rises linearly from 0 to
+            ``kl_weight`` (0: off).
         trace_weights: record the posterior mean and std of the first ``trace_weights``
             weights after every epoch (``history_["trace_mu"]``, ``["trace_sigma"]``).
         map_epochs: warm start: for this many first epochs the posterior standard deviations
@@ -122,31 +143,37 @@ class BDL:
         warm_sigma: after the warm start, ``"laplace"`` (default) sets each posterior standard
             deviation to its mean-field Laplace value at the MAP means and ``noise_std``
             (:mod:`surrogates.laplace`); ``"keep"`` leaves them at ``init_std``.
-        val_fraction: share of the training data held out for validation.
-        patience: stop after this many evaluations without a better validation NLL (the best
-            state is restored); None trains all epochs.
+        val_fraction: share of the training data held out for validation, in [0, 1).
+        patience: stop after this many evaluations (an integer >= 1) without a better
+            validation NLL (the best state is restored); None trains all epochs.
         eval_every: epochs between validation evaluations.
-        standardize: standardise inputs and (for regression) outputs from the training data.
+        standardize: standardise inputs and (for regression) outputs with the mean and
+            standard deviation of the training rows (the validation rows excluded).
         seed: seed of initialisation, batching and sampling.
         device: torch device (``"cpu"``, ``"cuda"``).
         predict_samples: posterior samples used by :meth:`predict` by default.
         predict_batch: inputs per prediction chunk (bounds memory).
-        num_threads: torch threads while training / predicting (None: torch's default).
-        progress: show a tqdm progress bar over epochs.
+        num_threads: torch threads (an integer >= 1) while training and predicting. None: one
+            thread while training (these small networks train fastest on one: torch's
+            default of every core made fits 9-37x slower on a 2-core machine) and torch's
+            setting while predicting.
+        progress: show a tqdm progress bar over epochs; None (default) shows it on a terminal
+            once a fit has run for ``PROGRESS_DELAY`` seconds.
     """
 
+    _task = None
+
     def __init__(self, hidden=(30, 15, 10), activation="tanh", prior="normal(0, 1)",
-                 task="regression", noise_std=0.1, learn_noise=True, noise_prior=None,
+                 noise_std=0.1, learn_noise=True, noise_prior=None,
                  init_std=1e-3, n_samples=1, local_reparam=True, kl_samples=1, epochs=1000,
                  batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_weight=1.0, kl_anneal=0,
                  map_epochs=0, warm_sigma="laplace", trace_weights=0,
                  val_fraction=0.0, patience=None, eval_every=10, standardize=True, seed=0,
                  device="cpu", predict_samples=200, predict_batch=4096, num_threads=None,
-                 progress=False):
-        self.hidden = tuple(hidden)
+                 progress=None):
+        self.hidden = hidden
         self.activation = activation
         self.prior = prior
-        self.task = task
         self.noise_std = noise_std
         self.learn_noise = learn_noise
         self.noise_prior = noise_prior
@@ -175,100 +202,117 @@ class BDL:
         self.num_threads = num_threads
         self.progress = progress
 
-    # -- scikit-learn style parameters ---------------------------------------------------
-    def get_params(self):
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        params = {n: getattr(self, n) for n in names}
+    def _config(self):
+        """The constructor arguments as plain data (a prior object by its description)."""
+        params = self.get_params()
         if not isinstance(params["prior"], (str, dict)):
             params["prior"] = params["prior"].describe()
         params["hidden"] = list(params["hidden"])
         return params
 
-    def __repr__(self):
-        return f"BDL(hidden={self.hidden}, prior={self.prior!r}, task={self.task!r})"
-
     def _check_settings(self):
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got task={self.task!r}")
+        try:
+            hidden = tuple(self.hidden)
+        except TypeError:
+            raise ValueError(f"hidden must be a sequence of layer widths, got {self.hidden!r}") \
+                from None
+        if any(not _is_int(h, 1) for h in hidden):
+            raise ValueError(f"hidden widths must be integers >= 1, got hidden={self.hidden!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got "
+                             f"activation={self.activation!r}")
         for name in ("epochs", "batch_size", "n_samples", "kl_samples", "lr_step", "eval_every",
                      "predict_samples", "predict_batch"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            if not _is_int(v, 1):
                 raise ValueError(f"{name} must be an integer >= 1, got {name}={v!r}")
+        for name in ("map_epochs", "kl_anneal", "trace_weights", "seed"):
+            v = getattr(self, name)
+            if not _is_int(v, 0):
+                raise ValueError(f"{name} must be an integer >= 0, got {name}={v!r}")
         for name in ("lr", "lr_gamma", "noise_std", "init_std", "kl_weight"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not (isinstance(v, numbers.Real) and math.isfinite(v)
-                                           and v > 0):
+            if not (_is_real(v) and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
-        if isinstance(self.map_epochs, bool) or not isinstance(self.map_epochs, (int, np.integer)) \
-                or self.map_epochs < 0:
-            raise ValueError(f"map_epochs must be an integer >= 0, got {self.map_epochs!r}")
+        for name in ("patience", "num_threads"):
+            v = getattr(self, name)
+            if v is not None and not _is_int(v, 1):
+                raise ValueError(f"{name} must be None or an integer >= 1, got {name}={v!r}")
+        if not (_is_real(self.val_fraction) and 0.0 <= self.val_fraction < 1.0):
+            raise ValueError(f"val_fraction must be a number in [0, 1), got "
+                             f"val_fraction={self.val_fraction!r}")
+        for name in ("learn_noise", "local_reparam", "standardize"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
+            raise ValueError(f"progress must be None, True or False, got {self.progress!r}")
+        if self.noise_prior is not None and not (
+                len(self.noise_prior) == 2 and all(_is_real(v) and v > 0
+                                                   for v in self.noise_prior)):
+            raise ValueError(f"noise_prior must be None or (shape, rate) > 0, got "
+                             f"{self.noise_prior!r}")
         if not isinstance(self.warm_sigma, str) or self.warm_sigma not in ("laplace", "keep"):
             raise ValueError(f"warm_sigma must be 'laplace' or 'keep', got {self.warm_sigma!r}")
-        if not 0.0 <= self.val_fraction < 1.0:
-            raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
-        if any((not isinstance(h, (int, np.integer))) or h < 1 for h in self.hidden):
-            raise ValueError(f"hidden widths must be positive integers, got {self.hidden!r}")
+        try:
+            torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise ValueError(f"device must name a torch device, got {self.device!r}") from None
         make_prior(self.prior)  # raises on an unknown prior
 
     # -- training ------------------------------------------------------------------------
-    def _prepare(self, X, y):
-        X = _as_2d(X, "X")
-        if self.task == "classification":
-            labels = np.asarray(y)
-            if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
-                raise ValueError(f"y must hold one class label per row of X ({X.shape[0]}), "
-                                 f"got shape {labels.shape}")
-            if not np.all(np.isfinite(labels.astype(float))) or np.any(labels != np.round(labels)) \
-                    or labels.min() < 0:
-                raise ValueError("classification labels must be integers >= 0")
-            return X, labels.astype(np.int64)
-        Y = _as_2d(y, "y")
-        if Y.shape[0] != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}")
-        return X, Y
-
     def fit(self, X, y):
-        """Train on inputs X (n, d) and targets y ((n,) or (n, k); labels for
-        classification). Returns self; ``history_`` holds the per-epoch ELBO, NLL and KL."""
+        """Train on inputs X (n, d) and targets y; returns self. ``history_`` holds the
+        per-epoch ELBO, NLL and KL."""
         self._check_settings()
-        X, Y = self._prepare(X, y)
-        self.single_output_ = self.task == "regression" and np.ndim(y) == 1
+        X, Y = self._fit_data(X, y)
+        if X.shape[0] < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
+                             f"{X.shape[0]} sample")
         threads = torch.get_num_threads()
-        if self.num_threads:
-            torch.set_num_threads(int(self.num_threads))
+        torch.set_num_threads(int(self.num_threads or 1))
         try:
             return self._fit(X, Y)
         finally:
             torch.set_num_threads(threads)
 
+    def _check_X(self, X, reset):
+        from sklearn.utils.validation import validate_data
+
+        X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+        return check_finite(X, "X")
+
     def _fit(self, X, Y):
         t0 = time.perf_counter()
         self.variance_scale_ = None
-        gen = torch.Generator().manual_seed(int(self.seed))
         dev = torch.device(self.device)
+        # initial weights and batch order come from a CPU generator, so a seed gives the same
+        # ones on every device; the reparameterisation draws come from one on the device
+        # (on a CPU, the same generator serves both, as it always did)
+        cpu_gen = torch.Generator().manual_seed(int(self.seed))
+        gen = cpu_gen if dev.type == "cpu" else torch.Generator(device=dev).manual_seed(
+            int(self.seed))
         scaler = Standardizer if self.standardize else IdentityScaler
-        self.x_scaler_ = scaler().fit(X)
         n = X.shape[0]
-        perm = torch.randperm(n, generator=gen).numpy()
+        perm = torch.randperm(n, generator=cpu_gen).numpy()
         n_val = int(round(self.val_fraction * n))
         if self.val_fraction > 0 and (n_val < 1 or n - n_val < 1):
             raise ValueError(f"val_fraction={self.val_fraction} leaves no training or no "
                              f"validation rows out of {n}")
         val_idx, tr_idx = perm[:n_val], perm[n_val:]
-        if self.task == "regression":
+        self.validation_rows_ = val_idx
+        self.x_scaler_ = scaler().fit(X[tr_idx])
+        if self._task == "regression":
             self.y_scaler_ = scaler().fit(Y[tr_idx])
             k = Y.shape[1]
             likelihood = GaussianLikelihood(k, self.noise_std, self.learn_noise, self.noise_prior)
             Yt = torch.as_tensor(self.y_scaler_.transform(Y), dtype=torch.float32, device=dev)
         else:
             self.y_scaler_ = None
-            self.n_classes_ = int(Y.max()) + 1
-            k = self.n_classes_
+            k = len(self.classes_)
             likelihood = CategoricalLikelihood(k)
             Yt = torch.as_tensor(Y, device=dev)
         guide = MeanFieldMLP((X.shape[1], *self.hidden, k), self.activation, self.init_std,
-                             generator=gen)
+                             generator=cpu_gen)
         self.model_ = BayesianModel(guide, copy.deepcopy(make_prior(self.prior)),
                                     likelihood).to(dev)
         Xt = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float32, device=dev)
@@ -282,14 +326,16 @@ class BDL:
         best, best_state, bad_evals = math.inf, None, 0
         bs = min(int(self.batch_size), n_tr)
         bar = None
-        if self.progress:
+        if self.progress is not False:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=self.epochs, desc="BDL fit", unit="epoch", dynamic_ncols=True)
+            bar = tqdm(total=self.epochs, desc="BDL fit", unit="epoch", dynamic_ncols=True,
+                       delay=PROGRESS_DELAY if self.progress is None else 0.0,
+                       disable=None if self.progress is None else False)
         self.stopped_epoch_ = self.epochs
         for epoch in range(1, self.epochs + 1):
             kl_weight = self._kl_weight_at(epoch)
-            order = torch.randperm(n_tr, generator=gen)
+            order = torch.randperm(n_tr, generator=cpu_gen).to(dev)
             parts = []
             n_batches = 0
             for start in range(0, n_tr, bs):
@@ -359,8 +405,8 @@ class BDL:
         return self.kl_weight * (min(1.0, epoch / self.kl_anneal) if self.kl_anneal else 1.0)
 
     def _validate(self, Xv, Yv):
-        pred = self.predict(Xv, n_samples=min(64, self.predict_samples), levels=())
-        if self.task == "regression":
+        pred = self._distribution(Xv, min(64, self.predict_samples), False, (), self.seed)
+        if self._task == "regression":
             mean = pred.mean.reshape(Yv.shape)  # a 1-D target comes back as (n,)
             var = pred.total_var.reshape(Yv.shape)
             nll = float(np.mean(0.5 * (np.log(2 * np.pi * var) + (Yv - mean) ** 2 / var)))
@@ -373,10 +419,14 @@ class BDL:
     # -- prediction ------------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "model_"):
-            raise RuntimeError("this BDL is not fitted yet; call fit(X, y) first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call "
+                                 "fit(X, y) first")
 
-    @torch.no_grad()
-    def predict(self, X, n_samples=None, return_samples=False, levels=(0.95,), seed=None):
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "model_")
+
+    def predict_distribution(self, X, n_samples=None, return_samples=False, levels=(0.95,),
+                             seed=None):
         """Predictive distribution at X (n, d).
 
         Args:
@@ -392,19 +442,20 @@ class BDL:
             arrays are (n,) instead of (n, 1).
         """
         self._check_fitted()
-        X = _as_2d(X, "X")
-        d = self.model_.guide.sizes[0]
-        if X.shape[1] != d:
-            raise ValueError(f"X has {X.shape[1]} columns but the model was trained on {d}")
-        S = self.predict_samples if n_samples is None else int(n_samples)
-        if S < 1:
-            raise ValueError(f"n_samples must be >= 1, got {n_samples!r}")
+        X = self._check_X(X, reset=False)
+        S = self.predict_samples if n_samples is None else n_samples
+        if not _is_int(S, 1):
+            raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}")
+        return self._distribution(X, int(S), return_samples, tuple(levels),
+                                  self.seed if seed is None else seed)
+
+    @torch.no_grad()
+    def _distribution(self, X, S, return_samples, levels, seed):
         threads = torch.get_num_threads()
         if self.num_threads:
             torch.set_num_threads(int(self.num_threads))
         try:
-            return self._predict(X, S, return_samples, tuple(levels),
-                                 self.seed if seed is None else seed)
+            return self._predict(X, S, return_samples, levels, seed)
         finally:
             torch.set_num_threads(threads)
 
@@ -414,7 +465,7 @@ class BDL:
         gen = torch.Generator(device=dev).manual_seed(int(seed) + 7919)
         weights = guide.sample_weights(S, gen)
         Z = self.x_scaler_.transform(X)
-        regression = self.task == "regression"
+        regression = self._task == "regression"
         scale = getattr(self, "variance_scale_", None)
         if regression:
             ys, ym = self.y_scaler_.scale_, self.y_scaler_.mean_
@@ -454,31 +505,6 @@ class BDL:
                        for lv, (lo, hi) in bounds.items()})
         return pred
 
-    def calibrate(self, X, y, n_samples=None):
-        """Post-hoc variance recalibration on held-out data (regression).
-
-        Fits one factor per output, ``c = mean((y - mean)^2 / total_var)``: the maximum-likelihood
-        scale of the predictive variance. Later predictions spread every posterior sample about
-        the mean and the noise by ``sqrt(c)``, so variances and intervals scale together while the
-        mean is unchanged. Returns self; ``variance_scale_`` holds the factors.
-        """
-        self._check_fitted()
-        if self.task != "regression":
-            raise ValueError("calibrate is for task='regression'")
-        X, Y = self._prepare(X, y)
-        self.variance_scale_ = np.ones(self.model_.guide.sizes[-1])
-        pred = self.predict(X, n_samples=n_samples, levels=())
-        mean = pred.mean.reshape(Y.shape)
-        var = pred.total_var.reshape(Y.shape)
-        self.variance_scale_ = np.mean((Y - mean) ** 2 / var, axis=0)
-        return self
-
-    def predict_proba(self, X, n_samples=None):
-        """Mean class probabilities (classification)."""
-        if self.task != "classification":
-            raise ValueError("predict_proba is for task='classification'")
-        return self.predict(X, n_samples).mean
-
     def posterior(self):
         """Per layer: posterior means and standard deviations of the weights and biases,
         and the inferred prior scale for hierarchical priors."""
@@ -502,19 +528,20 @@ class BDL:
         """Write weights, configuration, scalers and the format version to one file."""
         self._check_fitted()
         state = {k: v.detach().cpu() for k, v in self.model_.state_dict().items()}
-        blob = {"format": FORMAT, "version": FORMAT_VERSION, "config": self.get_params(),
-                "sizes": list(self.model_.guide.sizes), "state": state,
-                "x_scaler": self.x_scaler_.state(),
+        blob = {"format": FORMAT, "version": FORMAT_VERSION, "estimator": type(self).__name__,
+                "config": self._config(), "sizes": list(self.model_.guide.sizes),
+                "state": state, "x_scaler": self.x_scaler_.state(),
                 "y_scaler": None if self.y_scaler_ is None else self.y_scaler_.state(),
-                "single_output": bool(self.single_output_),
+                "single_output": bool(getattr(self, "single_output_", False)),
                 "variance_scale": (None if getattr(self, "variance_scale_", None) is None
                                    else self.variance_scale_.tolist()),
-                "n_classes": getattr(self, "n_classes_", None)}
+                "classes": None if self._task == "regression" else self.classes_.tolist()}
         torch.save(blob, path)
 
     @classmethod
     def load(cls, path, device=None):
-        """Load a model written by :meth:`save`."""
+        """Load a model written by :meth:`save` (a :class:`BDL` or a :class:`BDLClassifier`,
+        whichever was saved)."""
         blob = torch.load(path, map_location="cpu", weights_only=True)
         if not isinstance(blob, dict) or blob.get("format") != FORMAT:
             raise ValueError(f"{path} is not a saved BDL model")
@@ -522,13 +549,21 @@ class BDL:
             raise ValueError(f"{path} has format version {blob['version']}; this uqkit reads "
                              f"up to {FORMAT_VERSION}")
         config = dict(blob["config"])
+        if blob["version"] == 1:  # one class with a task setting
+            task = config.pop("task")
+            name = "BDL" if task == "regression" else "BDLClassifier"
+            classes = None if blob["n_classes"] is None else list(range(blob["n_classes"]))
+            config["progress"] = None
+        else:
+            name, classes = blob["estimator"], blob["classes"]
         if device is not None:
             config["device"] = device
-        self = cls(**config)
+        self = {"BDL": BDL, "BDLClassifier": BDLClassifier}[name](**config)
+        self.hidden = tuple(self.hidden)
         sizes = blob["sizes"]
         k = sizes[-1]
         likelihood = (GaussianLikelihood(k, self.noise_std, self.learn_noise, self.noise_prior)
-                      if self.task == "regression" else CategoricalLikelihood(k))
+                      if self._task == "regression" else CategoricalLikelihood(k))
         guide = MeanFieldMLP(sizes, self.activation, self.init_std)
         self.model_ = BayesianModel(guide, make_prior(self.prior), likelihood)
         self.model_.load_state_dict(blob["state"])
@@ -537,8 +572,92 @@ class BDL:
         self.y_scaler_ = None if blob["y_scaler"] is None else Standardizer.from_state(
             blob["y_scaler"])
         self.single_output_ = blob["single_output"]
+        self.n_features_in_ = sizes[0]
         if blob.get("variance_scale") is not None:
             self.variance_scale_ = np.asarray(blob["variance_scale"])
-        if blob["n_classes"] is not None:
-            self.n_classes_ = blob["n_classes"]
+        if classes is not None:
+            self.classes_ = np.asarray(classes)
         return self
+
+
+class BDL(RegressorMixin, _BaseBDL):
+    """Bayesian MLP regression surrogate (Gaussian likelihood with a learned noise precision
+    per output), trained by mean-field variational inference.
+
+    ``predict(X)`` gives the predictive means, shaped like the training target;
+    ``predict(X, return_std=True)`` the means and the predictive standard deviations (weights
+    and noise); :meth:`predict_distribution` the whole distribution. Settings: see
+    :class:`_BaseBDL`.
+    """
+
+    _task = "regression"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _fit_data(self, X, y):
+        from sklearn.utils.validation import validate_data
+
+        _check_target(y)
+        X, Y = validate_data(self, X, y, reset=True, dtype=np.float64, multi_output=True,
+                             y_numeric=True, ensure_all_finite=False)
+        check_finite(X, "X")
+        check_finite(Y, "y")
+        self.single_output_ = Y.ndim == 1
+        return X, Y.reshape(len(Y), -1)
+
+    def predict(self, X, return_std=False):
+        """Predictive means at X (n, d): (n,) for a 1-D training target, else (n, k); with
+        ``return_std=True`` also the predictive standard deviations, shaped alike."""
+        pred = self.predict_distribution(X, levels=())
+        return (pred.mean, pred.std) if return_std else pred.mean
+
+    def calibrate(self, X, y, n_samples=None):
+        """Post-hoc variance recalibration on held-out data (regression).
+
+        Fits one factor per output, ``c = mean((y - mean)^2 / total_var)``: the maximum-likelihood
+        scale of the predictive variance. Later predictions spread every posterior sample about
+        the mean and the noise by ``sqrt(c)``, so variances and intervals scale together while the
+        mean is unchanged. Returns self; ``variance_scale_`` holds the factors.
+        """
+        self._check_fitted()
+        X = self._check_X(X, reset=False)
+        Y = check_finite(np.asarray(y, dtype=float), "y").reshape(len(X), -1)
+        self.variance_scale_ = np.ones(self.model_.guide.sizes[-1])
+        pred = self.predict_distribution(X, n_samples=n_samples, levels=())
+        mean = pred.mean.reshape(Y.shape)
+        var = pred.total_var.reshape(Y.shape)
+        self.variance_scale_ = np.mean((Y - mean) ** 2 / var, axis=0)
+        return self
+
+
+
+class BDLClassifier(ClassifierMixin, _BaseBDL):
+    """Bayesian MLP classifier (categorical likelihood), trained by mean-field variational
+    inference. ``predict`` gives labels, ``predict_proba`` the mean class probabilities over
+    posterior draws, :meth:`predict_distribution` their mean and variance. Settings: see
+    :class:`_BaseBDL`.
+    """
+
+    _task = "classification"
+
+    def _fit_data(self, X, y):
+        from sklearn.utils.multiclass import check_classification_targets
+        from sklearn.utils.validation import validate_data
+
+        X, y = validate_data(self, X, y, reset=True, dtype=np.float64, ensure_all_finite=False)
+        check_finite(X, "X")
+        check_classification_targets(y)
+        self.classes_, labels = np.unique(y, return_inverse=True)
+        return X, labels.astype(np.int64)
+
+    def predict_proba(self, X, n_samples=None):
+        """(n, n_classes) mean class probabilities over posterior weight draws."""
+        return self.predict_distribution(X, n_samples=n_samples).mean
+
+    def predict(self, X):
+        """The most probable class of each row."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

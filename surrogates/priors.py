@@ -75,7 +75,8 @@ class _Direct(Prior):
         raise NotImplementedError
 
     def kl_monte_carlo(self, mu, sigma, layers, n_samples=1000, generator=None):
-        eps = torch.randn((n_samples,) + mu.shape, generator=generator, dtype=mu.dtype)
+        eps = torch.randn((n_samples,) + mu.shape, generator=generator, dtype=mu.dtype,
+                          device=mu.device)
         w = mu + sigma * eps
         log_q = (-0.5 * eps * eps - torch.log(sigma) - 0.5 * LOG_2PI).sum(-1)
         return (log_q - self.log_prob(w).sum(-1)).mean()
@@ -130,7 +131,8 @@ class CauchyPrior(_Direct):
         return -_log(math.pi * s) - torch.log1p(((w - self.loc) / s) ** 2)
 
     def kl(self, mu, sigma, layers=None, generator=None, n_samples=1):
-        eps = torch.randn((n_samples,) + mu.shape, generator=generator, dtype=mu.dtype)
+        eps = torch.randn((n_samples,) + mu.shape, generator=generator, dtype=mu.dtype,
+                          device=mu.device)
         w = mu + sigma * eps
         return _neg_entropy_normal(sigma) - self.log_prob(w).sum(-1).mean()
 
@@ -211,9 +213,10 @@ class HierarchicalPrior(Prior):
                                                               + e_inv * e_abs).sum()
             else:  # cauchy: Monte Carlo over q(w) and q(s)
                 eps = torch.randn((n_samples,) + mu_l.shape, generator=generator,
-                                  dtype=mu.dtype)
+                                  dtype=mu.dtype, device=mu.device)
                 w = mu_l + sig_l * eps
-                z = torch.randn((n_samples, 1), generator=generator, dtype=mu.dtype)
+                z = torch.randn((n_samples, 1), generator=generator, dtype=mu.dtype,
+                          device=mu.device)
                 s = torch.exp(m + torch.sqrt(v[l]) * z)
                 log_p = -torch.log(math.pi * s) - torch.log1p(((w - self.loc) / s) ** 2)
                 total = total + _neg_entropy_normal(sig_l) - log_p.sum(-1).mean()
@@ -228,9 +231,11 @@ class HierarchicalPrior(Prior):
         v = torch.exp(self.log_v)
         for l, (a, b) in enumerate(layers):
             mu_l, sig_l = mu[a:b], sigma[a:b]
-            eps = torch.randn((n_samples,) + mu_l.shape, generator=generator, dtype=mu.dtype)
+            eps = torch.randn((n_samples,) + mu_l.shape, generator=generator, dtype=mu.dtype,
+                          device=mu.device)
             w = mu_l + sig_l * eps
-            z = torch.randn((n_samples, 1), generator=generator, dtype=mu.dtype)
+            z = torch.randn((n_samples, 1), generator=generator, dtype=mu.dtype,
+                          device=mu.device)
             log_s = self.m[l] + torch.sqrt(v[l]) * z
             s = torch.exp(log_s)
             scale = torch.sqrt(s) if self.base == "normal" else s

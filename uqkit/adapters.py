@@ -1,6 +1,10 @@
 """Thin adapters joining the stand-alone packages to uqkit's model protocol."""
 import numpy as np
 
+#: The modules of the FE solver whose source identifies its results.
+FEM_SOLVER_MODULES = ("fem.element", "fem.assembly", "fem.banded", "fem.newton", "fem.mesh",
+                      "fem.membrane", "fem.presets", "fem.batch")
+
 
 class MembraneModel:
     """The built-in FE membrane (:func:`fem.solve_batch`) as a uqkit model.
@@ -39,13 +43,19 @@ class MembraneModel:
         return res.w, res.status, np.asarray(res.reasons)
 
     def describe(self):
+        """The model's settings with the version and a hash of the source of the solver
+        (every module of :mod:`fem` but its plotting), so that results of a changed solver
+        are never mixed with older ones."""
+        from .model import _versions, source_digest
+
         return {"model": "fem.membrane", "p": self.p, "mesh": [self.nx, self.ny],
-                "mode": self.mode}
+                "mode": self.mode, "versions": _versions("fem"),
+                "fem_source": source_digest(FEM_SOLVER_MODULES)}
 
 
 class SurrogateModel:
-    """A fitted surrogate (anything with ``predict``) as a uqkit model returning the predictive
-    mean. ``predict`` may return an array or an object with a ``mean`` attribute."""
+    """A fitted surrogate with a scikit-learn ``predict`` (an array of predictive means) as a
+    uqkit model."""
 
     def __init__(self, surrogate, input_names=None, output_names=None, **predict_kwargs):
         self.surrogate = surrogate
@@ -55,12 +65,12 @@ class SurrogateModel:
         self.predict_kwargs = predict_kwargs
 
     def __call__(self, X):
-        pred = self.surrogate.predict(np.asarray(X, dtype=float), **self.predict_kwargs)
-        return np.asarray(pred if isinstance(pred, np.ndarray) else pred.mean, dtype=float)
+        return np.asarray(self.surrogate.predict(np.asarray(X, dtype=float),
+                                                 **self.predict_kwargs), dtype=float)
 
     def describe(self):
         from .model import fingerprint
 
         return {"model": f"surrogate.{type(self.surrogate).__name__}",
-                "fingerprint": fingerprint(self.surrogate),
+                "fingerprint": fingerprint(self.surrogate)["sha256"],
                 "predict": {k: repr(v) for k, v in sorted(self.predict_kwargs.items())}}

@@ -2,20 +2,27 @@
 
 Subcommands:
     fe      solve one membrane with the built-in FE model
-    study   run one of the paper's studies (membrane, regression, moons, wind)
+    study   run one of the paper's studies (membrane, regression, moons, wind), registered
+            by the ``studies`` package through the ``uqkit.commands`` entry point group
 
-Bad input exits with code 2 and a one-line message on stderr.
+Bad input exits with code 2 and a one-line message on stderr; Ctrl-C exits with code 130
+after saving what finished.
 """
 import argparse
 import json
 import sys
+
+#: Entry point group of further subcommands: each is ``add(subparsers)``.
+COMMANDS = "uqkit.commands"
 
 
 class UsageError(Exception):
     """A bad command-line value: reported on one line, exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are :class:`UsageError`."""
+
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
 
@@ -89,26 +96,36 @@ def _save_plot(res, path):
 
 
 def build_parser():
-    parser = _Parser(prog="uqkit", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_fe(sub)
-    from . import study_cli
+    """The ``uqkit`` parser: ``fe`` and the subcommands registered under :data:`COMMANDS`."""
+    from importlib.metadata import entry_points
 
-    study_cli.add_study(sub)
+    parser = Parser(prog="uqkit", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    _add_fe(sub)
+    for ep in sorted(entry_points(group=COMMANDS), key=lambda e: e.name):
+        ep.load()(sub)
     return parser
 
 
 def main(argv=None):
     """Entry point of the ``uqkit`` command; returns the exit code."""
+    from .propagation import PropagationError, PropagationInterrupted
+
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
     except UsageError as exc:
         print(str(exc).replace("\n", " "), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("uqkit: interrupted; finished runs are kept in the study store", file=sys.stderr)
+    except PropagationInterrupted as exc:
+        print(exc.message(), file=sys.stderr)
         return 130
+    except KeyboardInterrupt:
+        print("uqkit: interrupted", file=sys.stderr)
+        return 130
+    except PropagationError as exc:
+        print(f"uqkit: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,37 +1,92 @@
 """Executors that run model chunks: a local process pool, a Dask cluster, or in-process.
 
 All are ``concurrent.futures.Executor`` objects, so :func:`uqkit.propagate` treats them alike.
-This module imports nothing heavy so that a spawned worker can cap its thread pools before
-numpy, numba or torch start theirs.
+
+The local pool is loky's (the process pool behind joblib). Its workers are fresh interpreters
+(fork + exec), which makes it safe where a plain ``fork`` is not: on macOS, and from a parent
+that already runs threads (tqdm, torch, numba, ``fem.solve_batch``'s thread pool). Models are
+sent with cloudpickle, so functions and lambdas defined in a notebook or in ``__main__`` work,
+and the workers do not re-run the parent's ``__main__``, so a script without an
+``if __name__ == "__main__":`` guard works too. Each worker:
+
+* caps its BLAS, OpenMP, numba and torch threads to one before anything loads them
+  (:func:`pin_threads`), so k workers on k cores do not oversubscribe them;
+* ignores SIGINT: Ctrl-C reaches the parent, which saves what finished and stops the pool;
+* exits by itself when its parent dies (SIGKILL included): a watchdog thread polls the
+  parent's PID (:func:`watch_parent`).
+
+This module imports nothing heavy, so that a worker can cap its thread pools before numpy,
+numba or torch start theirs.
 """
 import os
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+import sys
+import threading
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+#: Seconds between two checks of a worker's watchdog on its parent.
+WATCHDOG_INTERVAL = 0.5
 
 
 def pin_threads(n=1):
-    """Cap this process's BLAS, OpenMP, numba and torch threads to ``n`` (a pool initializer,
-    so that k workers on k cores do not oversubscribe them)."""
+    """Cap this process's BLAS, OpenMP, numba and torch threads to ``n``.
+
+    Safe whatever is already loaded. numba reads ``NUMBA_NUM_THREADS`` again whenever it
+    compiles, and refuses a value that differs from the size of a thread pool it has already
+    launched; so the variable is changed only while numba's pool is not running (and numba's
+    own setting with it), and a running pool is capped with ``numba.set_num_threads``
+    instead.
+    """
+    numba_running = False
+    if "numba" in sys.modules:
+        from numba.np.ufunc import parallel
+
+        numba_running = bool(parallel._is_initialized)
     for var in THREAD_VARIABLES:
-        os.environ[var] = str(n)
+        if not (var == "NUMBA_NUM_THREADS" and numba_running):
+            os.environ[var] = str(n)
+    if "numba" in sys.modules:
+        import numba
+
+        if numba_running:
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        else:
+            numba.config.NUMBA_NUM_THREADS = n
     try:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(n)
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
         pass
-    import sys
-
-    if "numba" in sys.modules:
-        import numba
-
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(n)
+
+
+def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
+    """Start a daemon thread that ends this process as soon as ``parent_pid`` is no longer
+    its parent (the parent died and the process was re-parented)."""
+
+    def watch():
+        import time
+
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(1)
+            time.sleep(interval)
+
+    threading.Thread(target=watch, name="uqkit-parent-watchdog", daemon=True).start()
+
+
+def worker_init(parent_pid, threads=1):
+    """Initializer of every local worker: thread caps, SIGINT ignored, parent watchdog."""
+    import signal
+
+    pin_threads(threads)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watch_parent(parent_pid)
 
 
 def cpu_count():
@@ -54,34 +109,71 @@ class SerialExecutor(Executor):
         return future
 
 
-def default_start_method():
-    """``fork`` where the platform has it, else ``spawn``.
+#: The default start method of local workers (see the module docstring).
+DEFAULT_START_METHOD = "loky"
+#: Seconds an idle local worker waits for more work before it exits.
+IDLE_SECONDS = 60
 
-    Forked workers start at once and run models defined in a notebook or in a script without
-    an ``if __name__ == "__main__"`` guard. Each worker is pinned to one thread at start
-    (:func:`pin_threads`), so torch, if the model uses it, runs without its OpenMP pool, as
-    PyTorch's own DataLoader workers do.
+
+def check_picklable(obj, what="the model"):
+    """Raise a ValueError that says what to do if ``obj`` cannot be sent to a worker process
+    (cloudpickle, as the pool sends it)."""
+    import cloudpickle
+
+    try:
+        cloudpickle.dumps(obj)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure means the same to the user
+        raise ValueError(
+            f"{what} cannot be sent to worker processes ({type(exc).__name__}: {exc}). Make it "
+            "a module-level function or a class instance without open files, locks or "
+            "connections, or run in this process with executor='serial'") from None
+
+
+def local_executor(workers=None, start_method=None, threads=1):
+    """A loky process pool of ``workers`` (default: every core) processes, each pinned to
+    ``threads`` threads and watching this process (:func:`worker_init`).
+
+    The pool is loky's reusable one: a later call with the same settings gets the same
+    workers back (warm, their imports and JIT caches loaded), and idle workers exit after
+    :data:`IDLE_SECONDS`.
+
+    Args:
+        workers: number of processes.
+        start_method: loky's context name: ``"loky"`` (default, fork + exec),
+            ``"loky_init_main"`` (also runs the parent's ``__main__``), ``"spawn"``.
+        threads: threads per worker.
     """
-    import multiprocessing
-
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-
-
-def local_executor(workers=None, start_method=None):
-    """A process pool of ``workers`` (default: every core) processes, each pinned to one
-    thread; ``start_method`` defaults to :func:`default_start_method`."""
-    import multiprocessing
+    from loky import get_reusable_executor
+    from loky.backend.context import get_context
 
     workers = cpu_count() if workers is None else int(workers)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got workers={workers}")
-    ctx = multiprocessing.get_context(start_method or default_start_method())
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=pin_threads)
+    env = {var: str(threads) for var in THREAD_VARIABLES}
+    return get_reusable_executor(max_workers=workers,
+                                 context=get_context(start_method or DEFAULT_START_METHOD),
+                                 timeout=IDLE_SECONDS, initializer=worker_init,
+                                 initargs=(os.getpid(), threads), env=env)
+
+
+def stop_executor(ex, wait=True):
+    """Shut a pool down; ``wait=False`` kills its workers at once (after an interrupt)."""
+    if isinstance(ex, SerialExecutor):
+        return
+    from loky import ProcessPoolExecutor
+
+    if isinstance(ex, ProcessPoolExecutor):
+        ex.shutdown(wait=wait, kill_workers=not wait)
+    else:
+        ex.shutdown(wait=wait, cancel_futures=True)
 
 
 @contextmanager
 def make_executor(kind="local", workers=None, address=None):
-    """Context manager yielding an executor and shutting it down afterwards.
+    """Context manager yielding an executor. A local pool stays up for the next call (see
+    :func:`local_executor`), except when the block ends by an exception such as
+    KeyboardInterrupt: then its workers are killed at once. A Dask client made here is
+    closed.
 
     Args:
         kind: ``"local"`` (process pool), ``"serial"`` or ``"dask"``.
@@ -95,8 +187,9 @@ def make_executor(kind="local", workers=None, address=None):
         ex = local_executor(workers)
         try:
             yield ex
-        finally:
-            ex.shutdown(wait=True, cancel_futures=True)
+        except BaseException:
+            stop_executor(ex, wait=False)
+            raise
     elif kind == "dask":
         if address is None:
             raise ValueError("kind='dask' needs the scheduler address, e.g. tcp://10.0.0.5:8786")

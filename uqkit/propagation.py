@@ -12,18 +12,48 @@ Example:
     (1000, 0, (1000, 1))
 """
 import hashlib
+import logging
 import math
 import time
 from collections import Counter
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .executors import SerialExecutor, cpu_count, make_executor
-from .model import ModelOutput, describe_model, evaluate
+from .executors import SerialExecutor, check_picklable, cpu_count, make_executor
+from .model import RAISED, ModelOutput, describe_model, evaluate, stack_values
 from .sampling import Samples
 from .store import StudyStore
+
+log = logging.getLogger("uqkit")
+
+#: ``retry_failed`` settings: which stored failures a rerun computes again.
+RETRY = ("errors", "all", "none")
+#: Rows that must all have raised one and the same error before a propagation stops early.
+SYSTEMATIC_ROWS = 32
+
+
+class PropagationError(RuntimeError):
+    """A propagation that cannot give results: the infrastructure failed (a worker died, a
+    task could not be sent) or every run failed on one and the same error."""
+
+
+class PropagationInterrupted(KeyboardInterrupt):
+    """Ctrl-C: the finished chunks were saved. ``saved`` and ``total`` count runs; ``store``
+    is the directory (None without a store)."""
+
+    def __init__(self, saved, total, store):
+        super().__init__(f"saved {saved} of {total} runs")
+        self.saved, self.total, self.store = saved, total, store
+
+    def message(self):
+        """One line for the user."""
+        if self.store is None:
+            return (f"uqkit: interrupted after {self.saved} of {self.total} runs (no store: "
+                    "nothing was saved; pass a store directory to make a run resumable)")
+        return (f"saved {self.saved} of {self.total} runs to {self.store}; rerun the same "
+                "command to resume")
 
 
 @dataclass
@@ -35,10 +65,14 @@ class PropagationResult:
         outputs: (n, k) model outputs (NaN where a row failed).
         status: (n,) int, 0 for a good row.
         reasons: (n,) str, why a row failed ("ok" otherwise).
-        computed: model runs computed in this invocation.
+        computed: model runs computed in this invocation (retried rows included).
         loaded: model runs loaded from the study store.
         seconds: wall time of this invocation.
         output_names: names of the output columns, if the model gave them.
+        compute_seconds: summed wall time of the model evaluations of every row, loaded ones
+            included (one worker's time; divide by the workers for a parallel run's share).
+        rows_rerun: rows run one by one after the model raised on their whole batch.
+        batch_errors: Counter of the exceptions with which whole batches failed.
     """
 
     inputs: Samples
@@ -49,6 +83,9 @@ class PropagationResult:
     loaded: int
     seconds: float
     output_names: tuple = field(default=())
+    compute_seconds: float = 0.0
+    rows_rerun: int = 0
+    batch_errors: Counter = field(default_factory=Counter)
 
     @property
     def ok(self):
@@ -73,6 +110,11 @@ class PropagationResult:
                  f"{self.seconds:.1f} s"]
         for reason, count in self.failures().most_common():
             lines.append(f"  {count} x {reason}")
+        if self.rows_rerun:
+            first = self.batch_errors.most_common(1)[0][0]
+            lines.append(f"  {self.rows_rerun} rows re-run one by one after "
+                         f"{sum(self.batch_errors.values())} batch calls raised (most often: "
+                         f"{first})")
         return "\n".join(lines)
 
 
@@ -107,26 +149,50 @@ def _align(model, samples):
     return Samples(X, names), X
 
 
+def _retry_mask(status, reasons, retry_failed):
+    """Stored rows a rerun computes again: rows that raised (``"errors"``, the default: an
+    exception may come from the environment rather than the inputs), every failed row
+    (``"all"``), or none."""
+    if retry_failed == "all":
+        return status != 0
+    if retry_failed == "errors":
+        return status == RAISED
+    return np.zeros(len(status), bool)
+
+
 def propagate(model, samples, executor="local", workers=None, dask=None, chunk_size=None,
-              store=None, settings=None, progress=True):
+              store=None, settings=None, progress=True, retry_failed="errors"):
     """Run ``model`` on every row of ``samples``.
 
     Args:
-        model: callable (n, d) -> (n, k) (see :mod:`uqkit.model`); picklable for process pools.
+        model: callable (n, d) -> (n, k) (see :mod:`uqkit.model`). For a process pool or Dask
+            it is sent with cloudpickle (checked before any worker starts).
         samples: :class:`uqkit.sampling.Samples` or an (n, d) array.
-        executor: ``"local"`` (process pool pinned to one thread per worker), ``"serial"``,
+        executor: ``"local"`` (loky process pool, one thread per worker), ``"serial"``,
             ``"dask"`` (with ``dask=ADDRESS``) or any ``concurrent.futures.Executor``.
         workers: processes of the local pool (default: every core).
         dask: Dask scheduler address; implies ``executor="dask"``.
         chunk_size: rows per task (default :func:`default_chunk_size`).
-        store: a directory: finished chunks are saved there and reloaded on a rerun.
+        store: a directory: finished chunks are saved there and reloaded on a rerun; the
+            directory is locked while the run lasts.
         settings: extra JSON-friendly settings recorded in the store's manifest (a seed, ...).
         progress: show a tqdm progress bar with throughput and ETA.
+        retry_failed: which failures stored by an earlier run are computed again:
+            ``"errors"`` (rows whose model call raised; default), ``"all"`` (also the failures
+            the model reported itself, such as non-convergence) or ``"none"``.
 
     Returns:
         :class:`PropagationResult`.
+
+    Raises:
+        PropagationError: a worker died or a task could not be sent (finished chunks are
+            saved first), or the first runs all raised one and the same error (a broken
+            environment or a bug: nothing of it is stored).
+        PropagationInterrupted: Ctrl-C; every finished chunk was saved first.
     """
     t0 = time.perf_counter()
+    if retry_failed not in RETRY:
+        raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
     samples, X = _align(model, samples)
     n = len(X)
     if n < 1:
@@ -134,76 +200,201 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
     chunk_size = default_chunk_size(n) if chunk_size is None else int(chunk_size)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
-    starts = list(range(0, n, chunk_size))
-    parts = [None] * len(starts)
-    st = None
-    if store is not None:
-        manifest = {"model": describe_model(model), "n": n, "chunk_size": chunk_size,
-                    "inputs_sha256": hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest(),
-                    **(settings or {})}
-        st = StudyStore(store, manifest)
+    kind = executor if not isinstance(executor, Executor) else None
+    if kind is not None:
+        kind = "dask" if dask is not None else kind
+        if kind == "local" and (workers or cpu_count()) == 1:
+            kind = "serial"
+    if kind in ("local", "dask"):
+        check_picklable(model)
+    run = _Run(model, X, chunk_size, store, progress)
+    if store is None:
+        return run.execute(executor, kind, workers, dask, samples, t0)
+    manifest = {"model": describe_model(model), "n": n, "chunk_size": chunk_size,
+                "inputs_sha256": hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest(),
+                **(settings or {})}
+    with StudyStore(store, manifest) as st:
+        run.load(st, retry_failed)
+        return run.execute(executor, kind, workers, dask, samples, t0)
+
+
+class _Run:
+    """The chunks of one propagation: which are done, which rows are left, saving them."""
+
+    def __init__(self, model, X, chunk_size, store, progress):
+        self.model, self.X, self.chunk_size = model, X, chunk_size
+        self.starts = list(range(0, len(X), chunk_size))
+        self.parts = [None] * len(self.starts)
+        self.todo = {i: None for i in range(len(self.starts))}  # chunk -> rows (None: all)
+        self.store, self.st, self.progress, self.bar = store, None, progress, None
+        self.computed = 0
+        self.held = []  # finished chunks not saved yet (see _finish)
+        # the one error that every row computed so far raised; False once a row did not
+        self.systematic = None
+        self.rows_rerun, self.batch_errors = 0, Counter()
+
+    def rows(self, i):
+        return slice(self.starts[i], self.starts[i] + self.chunk_size)
+
+    def load(self, st, retry_failed):
+        self.st = st
         for i in st.finished():
-            if i >= len(starts):
-                raise ValueError(f"chunk {i} in {store!r} is beyond this study's {len(starts)} "
-                                 "chunks; the store is inconsistent")
+            if i >= len(self.starts):
+                raise ValueError(f"chunk {i} in {self.store!r} is beyond this study's "
+                                 f"{len(self.starts)} chunks; the store is inconsistent")
             data = st.load(i)
-            if int(data["start"]) != starts[i] or not np.array_equal(
-                    data["inputs"], X[starts[i]:starts[i] + chunk_size]):
-                raise ValueError(f"chunk {i} in {store!r} does not hold this study's inputs")
-            parts[i] = ModelOutput(data["outputs"], data["status"], data["reasons"])
-    loaded = sum(len(p.status) for p in parts if p is not None)
-    pending = [i for i, p in enumerate(parts) if p is None]
-
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n, initial=loaded, unit="run", desc="propagate", smoothing=0.05,
-                   dynamic_ncols=True)
-    try:
-        if pending:
-            if isinstance(executor, Executor):
-                _run(executor, model, X, starts, chunk_size, pending, parts, st, bar)
+            if int(data["start"]) != self.starts[i] or not np.array_equal(
+                    data["inputs"], self.X[self.rows(i)]):
+                raise ValueError(f"chunk {i} in {self.store!r} does not hold this study's inputs")
+            seconds = float(data["seconds"]) if "seconds" in data else 0.0
+            part = ModelOutput(data["outputs"], data["status"], data["reasons"], seconds=seconds)
+            self.parts[i] = part
+            if part.ok.any():  # the model works here: a rerun's errors are the rows' own
+                self.systematic = False
+            retry = np.flatnonzero(_retry_mask(part.status, part.reasons, retry_failed))
+            if len(retry):
+                self.todo[i] = retry
             else:
-                kind = "dask" if dask is not None else executor
-                if kind == "local" and (workers or cpu_count()) == 1:
-                    kind = "serial"
-                with make_executor(kind, workers=workers, address=dask) as ex:
-                    _run(ex, model, X, starts, chunk_size, pending, parts, st, bar)
-    finally:
-        if bar is not None:
-            bar.close()
-    k = max(p.values.shape[1] for p in parts)
-    outputs = np.concatenate([p.values if p.values.shape[1] == k
-                              else np.full((len(p.status), k), np.nan) for p in parts])
-    return PropagationResult(
-        inputs=samples, outputs=outputs, status=np.concatenate([p.status for p in parts]),
-        reasons=np.concatenate([p.reasons for p in parts]), computed=n - loaded, loaded=loaded,
-        seconds=time.perf_counter() - t0, output_names=tuple(getattr(model, "output_names", ())))
+                del self.todo[i]
+
+    def _size(self, i):
+        rows = self.todo[i]
+        return len(self.X[self.rows(i)]) if rows is None else len(rows)
+
+    def task_inputs(self, i):
+        X = self.X[self.rows(i)]
+        return X if self.todo[i] is None else X[self.todo[i]]
+
+    def execute(self, executor, kind, workers, dask, samples, t0):
+        n = len(self.X)
+        remaining = sum(self._size(i) for i in self.todo)
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=n, initial=n - remaining, unit="run", desc="propagate",
+                            smoothing=0.05, dynamic_ncols=True)
+        try:
+            if self.todo:
+                if kind is None:
+                    self._run(executor)
+                else:
+                    with make_executor(kind, workers=workers, address=dask) as ex:
+                        self._run(ex)
+        except KeyboardInterrupt:
+            self._flush()
+            saved = sum(len(self.parts[i].status) for i in range(len(self.parts))
+                        if self.parts[i] is not None and i not in self.held)
+            raise PropagationInterrupted(saved if self.st is not None else 0, n,
+                                         self.store) from None
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+        if self.batch_errors:
+            first = self.batch_errors.most_common(1)[0][0].splitlines()[0]
+            log.warning("uqkit: %d batch calls of the model raised (most often %s); their %d "
+                        "rows were run one by one", sum(self.batch_errors.values()), first,
+                        self.rows_rerun)
+        parts = self.parts
+        return PropagationResult(
+            inputs=samples, outputs=stack_values([p.values for p in parts],
+                                                 [p.status for p in parts]),
+            status=np.concatenate([p.status for p in parts]),
+            reasons=np.concatenate([p.reasons for p in parts]), computed=self.computed,
+            loaded=n - self.computed, seconds=time.perf_counter() - t0,
+            output_names=tuple(getattr(self.model, "output_names", ())),
+            compute_seconds=float(sum(p.seconds for p in parts)), rows_rerun=self.rows_rerun,
+            batch_errors=self.batch_errors)
+
+    def _run(self, ex):
+        if isinstance(ex, SerialExecutor):
+            # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
+            for i in list(self.todo):
+                self._finish(i, _run_chunk(self.model, self.task_inputs(i)))
+            return
+        futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i)): i
+                   for i in list(self.todo)}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    self._finish(futures[fut], self._result(fut))
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            # keep every chunk that finished meanwhile, too
+            for fut in pending:
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    self._finish(futures[fut], fut.result())
+            raise
+
+    def _result(self, fut):
+        try:
+            return fut.result()
+        except Exception as exc:  # evaluate() catches the model's own exceptions
+            self._flush()
+            saved = sum(len(p.status) for p in self.parts if p is not None)
+            where = f"; {saved} finished runs are saved in {self.store}" if self.st else ""
+            raise PropagationError(
+                f"the infrastructure failed, not the model: {type(exc).__name__}: {exc}{where}. "
+                "Rerun to resume; if a worker died, the machine may be short of memory, or the "
+                "model may crash its process (executor='serial' shows where)") from exc
+
+    def _finish(self, i, out):
+        rows = self.todo.pop(i)
+        self.computed += len(out.status)
+        if out.batch_error:
+            self.batch_errors[out.batch_error] += 1
+            self.rows_rerun += out.rows_rerun
+        if self.bar is not None:
+            self.bar.update(len(out.status))
+        if rows is not None:  # some rows of a stored chunk were retried
+            out = _merge(self.parts[i], rows, out)
+        self.parts[i] = out
+        self.held.append(i)
+        # A run whose every row raises one and the same error is broken, not unlucky: hold its
+        # chunks back, and stop once SYSTEMATIC_ROWS rows (or all of them) agree.
+        raised = set(out.reasons[out.status == RAISED].tolist())
+        if self.systematic is not False and (out.status == RAISED).all() and len(raised) == 1 \
+                and self.systematic in (None, *raised):
+            self.systematic = raised.pop()
+            n_held = sum(len(self.parts[j].status) for j in self.held)
+            if n_held >= SYSTEMATIC_ROWS or not self.todo:
+                for j in self.held:
+                    self.parts[j] = None
+                self.held = []
+                raise PropagationError(
+                    f"every one of the first {n_held} runs failed with the same error, so the "
+                    f"run was stopped and none of them stored: {self.systematic}")
+            return
+        self.systematic = False
+        self._flush()
+
+    def _flush(self):
+        """Save the finished chunks held back, unless they may be a systematic failure."""
+        if self.systematic is not False:
+            return
+        for j in self.held:
+            if self.st is not None:
+                out = self.parts[j]
+                self.st.save(j, self.starts[j], self.X[self.rows(j)], out.values, out.status,
+                             out.reasons, out.seconds)
+        self.held = []
 
 
-def _finish(i, out, X, starts, chunk_size, parts, st, bar):
-    parts[i] = out
-    if st is not None:
-        st.save(i, starts[i], X[starts[i]:starts[i] + chunk_size], out.values, out.status,
-                out.reasons)
-    if bar is not None:
-        bar.update(len(out.status))
-
-
-def _run(ex, model, X, starts, chunk_size, pending, parts, st, bar):
-    if isinstance(ex, SerialExecutor):
-        # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
-        for i in pending:
-            _finish(i, _run_chunk(model, X[starts[i]:starts[i] + chunk_size]), X, starts,
-                    chunk_size, parts, st, bar)
-        return
-    futures = {ex.submit(_run_chunk, model, X[starts[i]:starts[i] + chunk_size]): i
-               for i in pending}
-    try:
-        for fut in as_completed(futures):
-            _finish(futures[fut], fut.result(), X, starts, chunk_size, parts, st, bar)
-    except BaseException:
-        for fut in futures:
-            fut.cancel()
-        raise
+def _merge(old, rows, new):
+    """A stored chunk with the outputs of its retried ``rows`` replaced by ``new``."""
+    status, reasons = old.status.copy(), old.reasons.astype(object)
+    status[rows], reasons[rows] = new.status, new.reasons
+    blocks = [old.values, new.values]
+    widths = {b.shape[1] for b, s in zip(blocks, (old.status, new.status)) if (s == 0).any()}
+    if len(widths) > 1:
+        raise ValueError(f"the model returned different numbers of outputs for successful "
+                         f"rows: {sorted(widths)}; a model must return the same outputs for "
+                         "every row")
+    k = widths.pop() if widths else max(b.shape[1] for b in blocks)
+    values = np.full((len(status), k), np.nan)
+    if old.values.shape[1] == k:
+        values[:] = old.values
+    values[rows] = new.values if new.values.shape[1] == k else np.nan
+    return ModelOutput(values, status, reasons.astype(str), seconds=old.seconds + new.seconds)

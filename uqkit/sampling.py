@@ -1,18 +1,30 @@
-"""Seeded sampling of :class:`uqkit.inputs.RandomInputs` with chaospy's rules.
+"""Sampling of :class:`uqkit.inputs.RandomInputs`.
+
+Every rule draws points u in the unit hypercube [0, 1)^d and maps them through the joint's
+inverse Rosenblatt transform x = T^-1(u) (chaospy's ``joint.inv``): for independent inputs
+that is each marginal's quantile function, and for a copula the conditional quantiles, so
+that any joint is sampled exactly. The points come from a generator made for the call,
+``numpy.random.default_rng(seed)`` or ``scipy.stats.qmc`` seeded from it; no global random
+state is read or changed, so calls are thread-safe, a seed gives the same sample every time,
+and calls without a seed differ.
 
 Example:
-    >>> from uqkit.inputs import table3
+    >>> from uqkit.presets import table3
     >>> s = sample(table3(), 4, rule="sobol", seed=1)
     >>> s.names, s.values.shape
     (('l', 'b', 't', 'E', 'nu'), (4, 5))
 """
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-#: User-facing rule names mapped to chaospy's.
-RULES = {"random": "random", "lhs": "latin_hypercube", "latin_hypercube": "latin_hypercube",
-         "sobol": "sobol", "halton": "halton"}
+#: Sampling rules: independent uniforms, Latin hypercube, scrambled Sobol', scrambled Halton.
+RULES = ("random", "lhs", "sobol", "halton")
+#: Aliases accepted for rule names.
+ALIASES = {"latin_hypercube": "lhs"}
+#: Points of u are kept this far inside (0, 1), so that unbounded marginals stay finite.
+EDGE = 2.0 ** -53
 
 
 @dataclass(frozen=True)
@@ -56,31 +68,69 @@ def check_count(n, name="n"):
     return int(n)
 
 
+def unit_sample(d, n, rule="random", seed=None):
+    """An (n, d) sample of the unit hypercube, strictly inside (0, 1).
+
+    Args:
+        d: dimension.
+        n: number of points.
+        rule: ``random``, ``lhs`` (Latin hypercube), ``sobol`` (scrambled Sobol'; n a power
+            of two keeps its balance) or ``halton`` (scrambled Halton).
+        seed: integer seed, a ``numpy.random.Generator``, or None for fresh entropy.
+
+    >>> u = unit_sample(2, 8, rule="lhs", seed=0)
+    >>> sorted((u[:, 0] * 8).astype(int).tolist())  # one point per stratum
+    [0, 1, 2, 3, 4, 5, 6, 7]
+    """
+    from scipy.stats import qmc
+
+    name = ALIASES.get(str(rule).lower(), str(rule).lower())
+    if name not in RULES:
+        raise ValueError(f"unknown sampling rule {rule!r}; use one of {RULES}")
+    rng = np.random.default_rng(seed)
+    if name == "random":
+        u = rng.random((n, d))
+    elif name == "lhs":
+        u = qmc.LatinHypercube(d, rng=rng).random(n)
+    elif name == "sobol":
+        with warnings.catch_warnings():
+            if n & (n - 1) == 0:  # scipy warns about balance only for other n
+                warnings.simplefilter("ignore", UserWarning)
+            u = qmc.Sobol(d, scramble=True, rng=rng).random(n)
+    else:
+        u = qmc.Halton(d, scramble=True, rng=rng).random(n)
+    return np.clip(u, EDGE, 1.0 - EDGE)
+
+
+def _check_seed(seed):
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got seed={seed!r}")
+    return int(seed)
+
+
 def sample(inputs, n, rule="random", seed=None):
     """Draw ``n`` samples of ``inputs``.
 
     Args:
         inputs: a :class:`uqkit.inputs.RandomInputs`.
         n: number of samples (>= 1).
-        rule: ``random``, ``lhs`` (Latin hypercube), ``sobol`` or ``halton``. Sobol and
-            Halton are deterministic low-discrepancy sequences (the seed does not change them).
-        seed: integer seed; the same seed gives the same samples.
+        rule: ``random``, ``lhs`` (Latin hypercube), ``sobol`` or ``halton`` (scrambled
+            low-discrepancy sequences; the seed picks the scrambling).
+        seed: integer seed (the same seed gives the same samples) or a
+            ``numpy.random.Generator``; None draws fresh entropy, so two calls differ.
 
     Returns:
         :class:`Samples` of shape (n, d).
     """
     n = check_count(n)
-    chaospy_rule = RULES.get(str(rule).lower())
-    if chaospy_rule is None:
-        raise ValueError(f"unknown sampling rule {rule!r}; use one of {sorted(set(RULES))}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                             or seed < 0):
-        raise ValueError(f"seed must be a non-negative integer, got seed={seed!r}")
-    state = np.random.get_state()
-    try:
-        values = inputs.joint.sample(n, rule=chaospy_rule, seed=seed, include_axis_dim=True)
-    finally:
-        np.random.set_state(state)
-    values = np.asarray(values, dtype=float).reshape(inputs.dim, n).T.copy()
+    u = unit_sample(inputs.dim, n, rule, _check_seed(seed))
+    values = np.asarray(inputs.joint.inv(u.T), dtype=float).reshape(inputs.dim, n).T.copy()
+    bad = ~np.isfinite(values)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(f"input {inputs.names[c]!r}: the inverse transform of u = {u[r, c]!r} "
+                         f"gave {values[r, c]!r}; check the distribution's parameters")
     inputs.check_samples(values)
     return Samples(values, inputs.names)

@@ -6,15 +6,20 @@ Layout (readable with numpy alone)::
     DIR/chunks/chunk-000012.npz
 
 Each chunk file holds ``start`` (index of its first row), ``inputs`` (m, d), ``outputs``
-(m, k), ``status`` (m,) int (0 = ok) and ``reasons`` (m,) str; load one with
-``np.load(path)`` (no pickle needed). Chunks are written atomically (temporary file, fsync,
-rename, fsync of the directory), so a killed run leaves only whole chunks behind. The manifest
-records the settings (model, sample count, chunk size, a hash of the inputs, seed, ...):
-reopening the directory with different settings is refused instead of mixing results.
+(m, k), ``status`` (m,) int (0 = ok), ``reasons`` (m,) str and ``seconds`` (wall time of
+its evaluation); load one with ``np.load(path)`` (no pickle needed). Chunks are written
+atomically (temporary file, fsync, rename, fsync of the directory), so a killed run leaves
+only whole chunks behind. The manifest records the settings (model, sample count, chunk size,
+a hash of the inputs, seed, ...): reopening the directory with different settings is refused
+instead of mixing results. An open store holds a lock on its directory (``DIR/.lock``, released
+by the operating system if the process dies), so two runs never write one store at once.
 """
 import json
 import os
+import socket
 import tempfile
+import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -24,6 +29,41 @@ VERSION = 1
 
 class StoreMismatchError(ValueError):
     """The directory holds a study with other settings."""
+
+
+class StoreBusyError(ValueError):
+    """Another process is using the directory."""
+
+
+@contextmanager
+def directory_lock(directory):
+    """Hold an exclusive lock on ``directory`` (created if needed) for the ``with`` block.
+
+    Raises:
+        StoreBusyError: another process holds it; the message names that process.
+    """
+    from filelock import FileLock, Timeout
+
+    os.makedirs(directory, exist_ok=True)
+    owner = os.path.join(directory, ".lock-owner")
+    lock = FileLock(os.path.join(directory, ".lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        try:
+            with open(owner) as fh:
+                who = fh.read().strip()
+        except OSError:
+            who = "another process"
+        raise StoreBusyError(f"{directory!r} is in use by {who}; wait for it to finish or use "
+                             "another directory") from None
+    try:
+        with open(owner, "w") as fh:
+            fh.write(f"process {os.getpid()} on {socket.gethostname()} since "
+                     f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
+        yield
+    finally:
+        lock.release()
 
 
 def _canonical(settings):
@@ -48,12 +88,19 @@ def _fsync_dir(path):
         os.close(fd)
 
 
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path, write):
     """Write a file atomically: ``write(fileobj)`` into a temporary file beside ``path``,
     fsync it, rename it over ``path`` and fsync the directory."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a file gets the user's umask
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
@@ -67,16 +114,39 @@ def atomic_write(path, write):
 
 
 class StudyStore:
-    """Open (or create) the store in ``directory`` for ``settings`` (JSON-friendly dict).
+    """Open (or create) the store in ``directory`` for ``settings`` (JSON-friendly dict),
+    locking the directory until :meth:`close` (or the end of a ``with`` block).
 
     Raises:
         StoreMismatchError: the directory holds a store made with other settings.
+        StoreBusyError: another process has the store open.
     """
 
     def __init__(self, directory, settings):
         self.directory = os.fspath(directory)
         self.settings = _canonical(settings)
         self.chunk_dir = os.path.join(self.directory, "chunks")
+        self._lock = directory_lock(self.directory)
+        self._lock.__enter__()
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        """Release the directory's lock."""
+        if self._lock is not None:
+            self._lock.__exit__(None, None, None)
+            self._lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _open(self):
         manifest = os.path.join(self.directory, "manifest.json")
         if os.path.exists(manifest):
             with open(manifest) as fh:
@@ -114,17 +184,21 @@ class StudyStore:
         with np.load(path) as data:
             return {k: data[k] for k in data.files}
 
-    def save(self, index, start, inputs, outputs, status, reasons):
-        """Write one finished chunk atomically."""
+    def save(self, index, start, inputs, outputs, status, reasons, seconds=0.0):
+        """Write one finished chunk atomically (``seconds``: wall time of its evaluation)."""
         arrays = dict(start=np.int64(start), inputs=np.asarray(inputs, float),
                       outputs=np.asarray(outputs, float), status=np.asarray(status, np.int64),
-                      reasons=np.asarray(reasons, dtype=str))
+                      reasons=np.asarray(reasons, dtype=str), seconds=np.float64(seconds))
         atomic_write(self.chunk_path(index), lambda fh: np.savez(fh, **arrays))
 
 
 def load_dataset(directory):
     """Concatenate every chunk of a store: a dict of ``inputs``, ``outputs``, ``status``,
-    ``reasons`` and ``rows`` (the global row index of each entry), in row order."""
+    ``reasons`` and ``rows`` (the global row index of each entry), in row order.
+
+    Raises:
+        ValueError: chunks with successful rows disagree on the number of outputs.
+    """
     chunk_dir = os.path.join(os.fspath(directory), "chunks")
     parts = []
     for name in sorted(os.listdir(chunk_dir)):
@@ -135,12 +209,11 @@ def load_dataset(directory):
         return {"inputs": np.empty((0, 0)), "outputs": np.empty((0, 0)),
                 "status": np.empty(0, np.int64), "reasons": np.empty(0, str),
                 "rows": np.empty(0, np.int64)}
+    from .model import stack_values
+
     parts.sort(key=lambda p: int(p["start"]))
-    k = max(p["outputs"].shape[1] for p in parts)
-    outputs = [p["outputs"] if p["outputs"].shape[1] == k
-               else np.full((len(p["status"]), k), np.nan) for p in parts]
     return {"inputs": np.concatenate([p["inputs"] for p in parts]),
-            "outputs": np.concatenate(outputs),
+            "outputs": stack_values([p["outputs"] for p in parts], [p["status"] for p in parts]),
             "status": np.concatenate([p["status"] for p in parts]),
             "reasons": np.concatenate([p["reasons"] for p in parts]),
             "rows": np.concatenate([int(p["start"]) + np.arange(len(p["status"]))

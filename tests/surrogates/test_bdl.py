@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from surrogates import BDL, BayesianModel, GaussianLikelihood, MeanFieldMLP, NormalPrior
+from sklearn.exceptions import NotFittedError
+
+from surrogates import (BDL, BayesianModel, BDLClassifier, GaussianLikelihood, MeanFieldMLP,
+                        NormalPrior)
 
 
 def orthogonal_design(n, d, seed):
@@ -90,7 +93,7 @@ def test_intervals_are_calibrated_on_noisy_function():
     yt = f(xt)[:, 0] + rng.normal(0, 0.3, 2000)
     model = BDL(hidden=(32,), prior="normal(0, 1)", epochs=600, batch_size=64, n_samples=4,
                 lr=0.01, lr_step=200, lr_gamma=0.5, seed=0).fit(x, y)
-    pred = model.predict(xt, levels=(0.9,))
+    pred = model.predict_distribution(xt, levels=(0.9,))
     lo, hi = pred.intervals[0.9]
     cover = np.mean((yt >= lo) & (yt <= hi))
     assert 0.85 <= cover <= 0.95
@@ -106,7 +109,8 @@ def test_save_load_round_trip(tmp_path):
     path = tmp_path / "bdl.pt"
     model.save(path)
     loaded = BDL.load(path)
-    a, b = model.predict(x, seed=11), loaded.predict(x, seed=11)
+    a = model.predict_distribution(x, seed=11)
+    b = loaded.predict_distribution(x, seed=11)
     assert np.array_equal(a.mean, b.mean) and np.array_equal(a.total_var, b.total_var)
     assert np.array_equal(a.intervals[0.95][0], b.intervals[0.95][0])
     assert loaded.model_.prior.describe()["base"] == "laplace"
@@ -117,52 +121,90 @@ def test_save_load_round_trip(tmp_path):
 
 def test_reproducible_under_seed():
     x = np.linspace(-1, 1, 40)[:, None]
-    a = BDL(hidden=(6,), epochs=20, seed=5).fit(x, x[:, 0] ** 3).predict(x).mean
-    b = BDL(hidden=(6,), epochs=20, seed=5).fit(x, x[:, 0] ** 3).predict(x).mean
-    assert np.array_equal(a, b)
+    a = BDL(hidden=(6,), epochs=20, seed=5).fit(x, x[:, 0] ** 3).predict(x)
+    b = BDL(hidden=(6,), epochs=20, seed=5).fit(x, x[:, 0] ** 3).predict(x)
+    c = BDL(hidden=(6,), epochs=20, seed=6).fit(x, x[:, 0] ** 3).predict(x)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
 
 
 def test_classification_two_blobs():
     rng = np.random.default_rng(0)
     x = np.vstack([rng.normal(-1.5, 0.7, (150, 2)), rng.normal(1.5, 0.7, (150, 2))])
     y = np.repeat([0, 1], 150)
-    model = BDL(hidden=(5, 5), prior="normal(0, 1)", task="classification", epochs=150,
-                batch_size=30, lr=0.02, seed=0).fit(x, y)
-    pred = model.predict(x, n_samples=100)
+    labels = np.where(y == 0, "left", "right")
+    model = BDLClassifier(hidden=(5, 5), prior="normal(0, 1)", epochs=150, batch_size=30,
+                          lr=0.02, seed=0).fit(x, labels)
+    pred = model.predict_distribution(x, n_samples=100)
     assert pred.mean.shape == (300, 2) and np.allclose(pred.mean.sum(1), 1.0)
-    assert np.mean(pred.mean.argmax(1) == y) > 0.95
+    assert np.mean(model.predict(x) == labels) > 0.95
+    assert model.score(x, labels) == np.mean(model.predict(x) == labels)
     assert pred.aleatoric_var is None and pred.epistemic_var.shape == (300, 2)
+    assert list(model.classes_) == ["left", "right"]
 
 
-def test_validation_split_and_early_stopping():
-    x = np.random.default_rng(0).uniform(-1, 1, (80, 1))
-    model = BDL(hidden=(8,), epochs=400, val_fraction=0.25, patience=3, eval_every=5,
-                lr=0.02, seed=0).fit(x, 2 * x[:, 0])
+def test_early_stopping_stops_and_restores_the_best_state():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (60, 1))
+    y = np.sin(3 * x[:, 0]) + rng.normal(0, 0.3, 60)  # noisy: the fit overfits in time
+    kw = dict(hidden=(32,), epochs=400, val_fraction=0.25, eval_every=5, lr=0.02,
+              kl_weight=1e-3, seed=0, progress=False)
+    model = BDL(patience=2, **kw).fit(x, y)
     h = model.history_
-    assert len(h["val_nll"]) >= 1 and model.stopped_epoch_ <= 400
-    assert min(h["val_nll"]) <= h["val_nll"][0]
+    # it stopped early, at an evaluation, after `patience` evaluations without improvement
+    assert model.stopped_epoch_ < 400 and model.stopped_epoch_ == h["val_epoch"][-1]
+    best = int(np.argmin(h["val_nll"]))
+    assert best == len(h["val_nll"]) - 3
+    assert min(h["val_nll"][-2:]) >= h["val_nll"][best]
+    # the state it kept is the best one: its validation NLL is the best recorded
+    val = model.validation_rows_
+    assert len(val) == 15 and len(set(val)) == 15
+    again = model._validate(x[val], y[val, None])["nll"]
+    assert again == pytest.approx(h["val_nll"][best], rel=1e-6)
+    assert again < h["val_nll"][-1]
+    # without patience it trains every epoch, and its final state is not the best one
+    full = BDL(patience=None, **kw).fit(x, y)
+    assert full.stopped_epoch_ == 400 and len(full.history_["val_nll"]) == 80
 
 
 @pytest.mark.parametrize("kwargs, X, y, message", [
-    ({}, [[1.0], [np.nan]], [1.0, 2.0], "X holds 1 non-finite values"),
-    ({}, [[1.0], [2.0]], [1.0, 2.0, 3.0], "X has 2 rows but y has 3"),
+    ({}, [[1.0], [np.nan]], [1.0, 2.0], r"X holds 1 NaN or inf values \(first at row 1"),
+    ({}, [[1.0], [2.0]], [1.0, np.inf], "y holds 1 NaN or inf values"),
+    ({}, [[1.0], [2.0]], [1.0, 2.0, 3.0], "inconsistent numbers of samples: \\[2, 3\\]"),
+    ({}, [[1.0]], [1.0], "needs at least 2 samples, got 1"),
     ({"prior": "gaussian(0, 1)"}, [[1.0], [2.0]], [1.0, 2.0], "unknown prior 'gaussian"),
     ({"epochs": 0}, [[1.0], [2.0]], [1.0, 2.0], "epochs must be an integer >= 1"),
-    ({"task": "ranking"}, [[1.0], [2.0]], [1.0, 2.0], "task must be one of"),
-    ({"task": "classification"}, [[1.0], [2.0]], [0.5, 1.0], "labels must be integers"),
+    ({"kl_anneal": -5}, [[1.0], [2.0]], [1.0, 2.0], "kl_anneal must be an integer >= 0"),
+    ({"trace_weights": -1}, [[1.0], [2.0]], [1.0, 2.0], "trace_weights must be an integer >= 0"),
+    ({"val_fraction": -0.1}, [[1.0], [2.0]], [1.0, 2.0], r"val_fraction must be a number in"),
+    ({"val_fraction": 1.0}, [[1.0], [2.0]], [1.0, 2.0], r"val_fraction must be a number in"),
+    ({"patience": 0}, [[1.0], [2.0]], [1.0, 2.0], "patience must be None or an integer >= 1"),
+    ({"patience": 2.5}, [[1.0], [2.0]], [1.0, 2.0], "patience must be None or an integer"),
+    ({"num_threads": 0}, [[1.0], [2.0]], [1.0, 2.0], "num_threads must be None or an int"),
+    ({"num_threads": -2}, [[1.0], [2.0]], [1.0, 2.0], "num_threads must be None or an int"),
+    ({"activation": "sigmoid"}, [[1.0], [2.0]], [1.0, 2.0], "activation must be one of"),
+    ({"hidden": (4, 0)}, [[1.0], [2.0]], [1.0, 2.0], "hidden widths must be integers >= 1"),
+    ({"progress": "yes"}, [[1.0], [2.0]], [1.0, 2.0], "progress must be None, True or False"),
 ])
 def test_bad_input(kwargs, X, y, message):
+    kwargs = {"hidden": (4,), **kwargs}
     with pytest.raises(ValueError, match=message):
-        BDL(hidden=(4,), **kwargs).fit(np.array(X), np.array(y))
+        BDL(**kwargs).fit(np.array(X), np.array(y))
+
+
+def test_classifier_bad_input():
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        BDLClassifier(hidden=(4,)).fit(np.array([[1.0], [2.0]]), np.array([0.5, 1.0]))
 
 
 def test_predict_validates():
     model = BDL(hidden=(4,), epochs=2).fit(np.zeros((10, 2)) + np.arange(10)[:, None],
                                             np.arange(10.0))
-    with pytest.raises(ValueError, match="X has 3 columns but the model was trained on 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but BDL is expecting 2"):
         model.predict(np.zeros((2, 3)))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         BDL().predict(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1"):
+        model.predict_distribution(np.zeros((2, 2)), n_samples=0)
 
 
 def test_map_warm_start_keeps_sigma_and_noise_fixed():
@@ -187,16 +229,16 @@ def test_recalibration_restores_nominal_coverage(tmp_path):
     xc, xt = rng.uniform(-2, 2, (500, 1)), rng.uniform(-2, 2, (3000, 1))
     yc = f(xc) + rng.normal(0, 0.3, 500)
     yt = f(xt) + rng.normal(0, 0.3, 3000)
-    lo, hi = model.predict(xt, levels=(0.9,)).intervals[0.9]
+    lo, hi = model.predict_distribution(xt, levels=(0.9,)).intervals[0.9]
     before = np.mean((yt >= lo) & (yt <= hi))
-    mean_before = model.predict(xt).mean
+    mean_before = model.predict(xt)
     model.calibrate(xc, yc)
-    pred = model.predict(xt, levels=(0.9,))
+    pred = model.predict_distribution(xt, levels=(0.9,))
     lo, hi = pred.intervals[0.9]
     after = np.mean((yt >= lo) & (yt <= hi))
     assert before < 0.6 and 0.86 <= after <= 0.94
     assert model.variance_scale_[0] > 4
     np.testing.assert_allclose(pred.mean, mean_before, rtol=1e-12)
     model.save(tmp_path / "m.pt")
-    np.testing.assert_array_equal(BDL.load(tmp_path / "m.pt").predict(xt).total_var,
-                                  pred.total_var)
+    np.testing.assert_array_equal(
+        BDL.load(tmp_path / "m.pt").predict_distribution(xt).total_var, pred.total_var)

@@ -2,7 +2,8 @@ import chaospy
 import numpy as np
 import pytest
 
-from uqkit.inputs import RandomInputs, parse_distribution, table3
+from uqkit.inputs import RandomInputs, parse_distribution
+from uqkit.presets import table3
 
 
 def test_table3_matches_the_paper():

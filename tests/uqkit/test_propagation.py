@@ -116,7 +116,7 @@ def test_bad_inputs():
 def test_process_pool_and_dask_give_identical_results():
     distributed = pytest.importorskip("distributed")
     from uqkit.adapters import MembraneModel
-    from uqkit.inputs import table3
+    from uqkit.presets import table3
 
     s = sample(table3(), 24, seed=9)
     model = MembraneModel()

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from uqkit.inputs import table3
+from uqkit.presets import table3
 from uqkit.sampling import Samples, sample
 
 

@@ -1,4 +1,14 @@
-"""``uqkit study ...`` subcommands."""
+"""``uqkit study ...`` subcommands.
+
+Registered with the ``uqkit`` command through the ``uqkit.commands`` entry point (see
+pyproject.toml), so that :mod:`uqkit` never imports the studies.
+"""
+import sys
+
+from uqkit.cli import Parser, UsageError
+from uqkit.store import StoreBusyError, StoreMismatchError
+
+from .common import StudyError, StudyInputError
 
 
 def _common(p):
@@ -10,10 +20,8 @@ def _common(p):
 
 def add_study(sub):
     """Register ``uqkit study membrane|regression|moons|wind``."""
-    from .cli import _Parser
-
     study = sub.add_parser("study", help="run one of the paper's studies")
-    studies = study.add_subparsers(dest="study", required=True, parser_class=_Parser)
+    studies = study.add_subparsers(dest="study", required=True, parser_class=Parser)
     m = studies.add_parser("membrane", help="membrane UQ end to end (paper example 3)",
                            description="Table-3 inputs -> FE data -> BDL surrogates -> "
                            "surrogate Monte Carlo vs FE truth.")
@@ -59,18 +67,24 @@ def add_study(sub):
 
 
 def _run_study(name, module, cls, args, **settings):
-    """Build a study's settings (bad values become a one-line usage error) and run it."""
+    """Build a study's settings and run it. Bad settings, and an output directory that holds
+    another study or is in use, are the user's input: a one-line usage error. Anything else
+    raised while the study runs is not, and keeps its traceback."""
     import importlib
-
-    from .cli import UsageError
 
     mod = importlib.import_module(module)
     try:
         study = getattr(mod, cls)(out=args.out, paper=args.paper, workers=args.workers,
                                   progress=not args.no_progress, **settings)
-        mod.run(study)
-    except ValueError as exc:  # includes a store made with other settings
+    except ValueError as exc:
         raise UsageError(f"uqkit study {name}: {exc}") from None
+    try:
+        mod.run(study)
+    except (StoreMismatchError, StoreBusyError, StudyInputError) as exc:
+        raise UsageError(f"uqkit study {name}: {exc}") from None
+    except StudyError as exc:
+        print(f"uqkit study {name}: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -78,8 +92,6 @@ def _run_membrane(args):
     try:
         sizes = tuple(int(s) for s in args.train_sizes.split(","))
     except ValueError:
-        from .cli import UsageError
-
         raise UsageError(f"uqkit study membrane: --train-sizes must be comma-separated "
                          f"integers, got {args.train_sizes!r}") from None
     return _run_study("membrane", "studies.membrane", "MembraneStudy", args, seed=args.seed,

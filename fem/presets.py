@@ -1,0 +1,7 @@
+"""Presets from Luo & Kareem's paper: the probe points of its membrane example.
+
+:class:`fem.Membrane` uses them as its default probes (physical points in the reference
+configuration, length units).
+"""
+#: The paper's probes p1, p2, p3 (x, y) on the nominal 2 x 1 membrane.
+PAPER_PROBES = {"p1": (1.0, 0.5), "p2": (0.6, 0.2), "p3": (1.6, 0.8)}
