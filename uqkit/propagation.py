@@ -16,7 +16,7 @@ import logging
 import math
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Executor, wait
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -313,19 +313,16 @@ class _Run:
             return
         futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i)): i
                    for i in list(self.todo)}
-        pending = set(futures)
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    self._finish(futures[fut], self._result(fut))
+            for fut in as_completed(futures):
+                self._finish(futures[fut], self._result(fut))
         except BaseException:
-            for fut in pending:
-                fut.cancel()
-            # keep every chunk that finished meanwhile, too
-            for fut in pending:
-                if fut.done() and not fut.cancelled() and fut.exception() is None:
-                    self._finish(futures[fut], fut.result())
+            # stop the rest, but keep every chunk that has finished: also those that finished
+            # while this one was being saved, or after the interrupt
+            for fut, i in futures.items():
+                if i in self.todo and not fut.cancel() and fut.done() and \
+                        fut.exception() is None:
+                    self._finish(i, fut.result())
             raise
 
     def _result(self, fut):

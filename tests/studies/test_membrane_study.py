@@ -61,16 +61,22 @@ def test_fits_follow_their_settings(tiny):
     that do not touch them (workers, truth size) share the same fits."""
     from dataclasses import replace
 
-    from studies.membrane import fits_dir
+    from studies.membrane import fit_settings
+    from uqkit.adapters import MembraneModel
 
     study, _ = tiny
-    fits = fits_dir(study, "fits")
-    assert json.load(open(os.path.join(fits, "settings.json")))["epochs"] == 250
-    assert os.path.exists(os.path.join(fits_dir(study, "models"), "bdl-direct-96.pt"))
-    assert fits_dir(replace(study, workers=1, n_truth=5000), "fits") == fits
+    model = MembraneModel()
+    settings = fit_settings(study, model)
+    cache = os.path.join(study.out, "cache")
+    entries = os.listdir(cache)
+    assert sum(name.startswith("table-") and name.endswith(".json") for name in entries) == 8
+    assert sum(name.startswith("uq-") and name.endswith(".pt") for name in entries) == 2
+    assert sum(name.startswith("fe-") for name in entries) == 4
+    assert fit_settings(replace(study, workers=1, n_truth=5000), model) == settings
     for change in ({"epochs": 300}, {"seed": 1}, {"n_validation": 300}, {"paper": True},
                    {"priors": {"direct": "normal(0, 2)"}}, {"n_uq_train": 700}):
-        assert fits_dir(replace(study, **change), "fits") != fits, change
+        assert fit_settings(replace(study, **change), model) != settings, change
+    assert fit_settings(study, MembraneModel(nx=10, ny=5)) != settings
 
 
 def test_cli_rejects_bad_settings(tmp_path):

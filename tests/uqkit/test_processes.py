@@ -1,0 +1,225 @@
+"""Worker processes a user can trust: a cold numba cache, unpicklable models, Ctrl-C, a killed
+parent, threads in the parent and scripts without a main guard. Most run a script in a fresh
+interpreter, as a user would."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from uqkit import propagate
+from uqkit.propagation import PropagationInterrupted
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_script(tmp_path, body, env=None, timeout=180):
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(body))
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def test_pin_threads_with_numba_running_then_compiling(tmp_path):
+    """numba re-reads NUMBA_NUM_THREADS when it compiles and refuses a value that differs from
+    its running pool: pin_threads must not change the variable under a running pool."""
+    out = run_script(tmp_path, """
+        import numba
+        numba.set_num_threads(1)          # launches numba's thread pool
+        from uqkit.executors import pin_threads
+        pin_threads(1)
+        @numba.njit
+        def f(x):
+            return x + 1
+        print(f(1))                       # compiling reloads numba's configuration
+    """, env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2"
+
+
+def test_fe_model_with_cold_numba_cache_on_two_workers(tmp_path):
+    """The README's main job failed on a fresh machine: every FE run raised in the workers."""
+    out = run_script(tmp_path, """
+        from uqkit import propagate, sample
+        from uqkit.adapters import MembraneModel
+        from uqkit.presets import table3
+        res = propagate(MembraneModel(), sample(table3(), 8, seed=1), workers=2, chunk_size=4,
+                        progress=False)
+        print(res.n_failed, res.summary())
+    """, env={"NUMBA_CACHE_DIR": str(tmp_path / "cold-numba-cache")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "0", out.stdout
+
+
+def test_unguarded_script_with_lambda_and_threads_in_the_parent(tmp_path):
+    """No main guard, a lambda as the model, numba and torch loaded and busy threads in the
+    parent: the default start method must still work."""
+    out = run_script(tmp_path, """
+        import threading, time
+        import numba, torch
+        import numpy as np
+        from uqkit import propagate
+        torch.set_num_threads(2)
+        torch.ones(500, 500) @ torch.ones(500, 500)      # torch's OpenMP pool is up
+        stop = threading.Event()
+        threading.Thread(target=lambda: stop.wait(30), daemon=True).start()
+        res = propagate(lambda X: np.tanh(torch.as_tensor(X).numpy()) * 2, np.ones((40, 2)),
+                        workers=2, chunk_size=5, progress=False)
+        stop.set()
+        print(res.n_failed, float(res.outputs.sum()))
+    """, timeout=120)
+    assert out.returncode == 0, out.stderr
+    failed, total = out.stdout.split()
+    assert failed == "0" and float(total) == pytest.approx(80 * 2 * np.tanh(1.0))
+
+
+class Holding:
+    """A model holding a lock: it cannot be sent to a worker process."""
+
+    def __init__(self):
+        import threading
+
+        self.lock = threading.Lock()
+
+    def __call__(self, X):
+        return X
+
+
+def test_unpicklable_model_is_refused_before_any_worker_starts():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="cannot be sent to worker processes .*"
+                                         "executor='serial'"):
+        propagate(Holding(), np.ones((10, 1)), workers=2, progress=False)
+    assert time.perf_counter() - t0 < 10
+    assert propagate(Holding(), np.ones((10, 1)), executor="serial", progress=False).n_failed == 0
+
+
+SLOW_CHUNKS = """
+    import os, sys, time
+    import numpy as np
+    from uqkit import propagate
+    from uqkit.propagation import PropagationInterrupted
+    DIR = sys.argv[1] if len(sys.argv) > 1 else {dir!r}
+
+    def model(X):
+        # rows of value < 16 are fast; the others hang
+        with open(os.path.join(DIR, "pids"), "a") as fh:
+            fh.write(f"{{os.getpid()}}\\n")
+        if X[0, 0] >= 16:
+            time.sleep(120)
+        else:
+            open(os.path.join(DIR, f"done-{{int(X[0, 0])}}"), "w").close()
+        return X
+
+    try:
+        propagate(model, np.arange(40.0)[:, None], workers=2, chunk_size=4,
+                  store=os.path.join(DIR, "store"), progress=False)
+    except PropagationInterrupted as exc:
+        print(exc.message())
+        sys.exit(130)
+"""
+
+
+def _wait_for(predicate, timeout=60):
+    t0 = time.time()
+    while not predicate():
+        if time.time() - t0 > timeout:
+            raise AssertionError("timed out")
+        time.sleep(0.1)
+
+
+def test_ctrl_c_stops_promptly_and_saves_every_finished_chunk(tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text(textwrap.dedent(SLOW_CHUNKS.format(dir=str(tmp_path))))
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        # the four fast chunks (rows 0-15) are done; both workers hang in slow ones
+        _wait_for(lambda: all(os.path.exists(tmp_path / f"done-{i}") for i in (0, 4, 8, 12))
+                  and len(open(tmp_path / "pids").read().split()) >= 6)
+        time.sleep(0.5)
+        t0 = time.time()
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
+        out, err = proc.communicate(timeout=30)
+        assert time.time() - t0 < 10
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert out.strip() == (f"saved 16 of 40 runs to {tmp_path / 'store'}; rerun the same "
+                           "command to resume")
+    chunks = sorted(os.listdir(tmp_path / "store" / "chunks"))
+    assert chunks == [f"chunk-{i:06d}.npz" for i in range(4)]
+    pids = {int(p) for p in open(tmp_path / "pids").read().split()}
+    _wait_for(lambda: not any(_alive(p) for p in pids), timeout=10)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_exit_when_their_parent_dies(tmp_path, sig):
+    script = tmp_path / "slow.py"
+    script.write_text(textwrap.dedent(SLOW_CHUNKS.format(dir=str(tmp_path))))
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _wait_for(lambda: os.path.exists(tmp_path / "pids")
+                  and len(set(open(tmp_path / "pids").read().split())) >= 2)
+        pids = {int(p) for p in open(tmp_path / "pids").read().split()}
+        assert proc.pid not in pids and all(_alive(p) for p in pids)
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=30)
+        _wait_for(lambda: not any(_alive(p) for p in pids), timeout=15)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def negate(X):
+    return -X
+
+
+class AlreadyDone(ThreadPoolExecutor):
+    """An executor whose futures are all finished when submitted (not a SerialExecutor, so
+    propagate takes its pool path)."""
+
+    def submit(self, fn, *args):
+        fut = super().submit(fn, *args)
+        fut.result()
+        return fut
+
+
+def test_interrupt_while_saving_keeps_every_other_finished_chunk(tmp_path, monkeypatch):
+    from uqkit.store import StudyStore
+
+    calls = []
+    save = StudyStore.save
+
+    def interrupted_once(self, *args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(StudyStore, "save", interrupted_once)
+    with pytest.raises(PropagationInterrupted) as info:
+        propagate(negate, np.arange(20.0)[:, None], executor=AlreadyDone(), chunk_size=4,
+                  store=str(tmp_path / "s"), progress=False)
+    # every finished chunk is kept, the one whose save was interrupted saved again
+    assert info.value.saved == 20 and info.value.total == 20
+    assert len(os.listdir(tmp_path / "s" / "chunks")) == 5
