@@ -46,9 +46,10 @@ def crps_gaussian(y, mean, var):
 
 
 def coverage(y, lower, upper):
-    """Share of y inside [lower, upper], per output."""
-    y = np.asarray(y, dtype=float)
-    return ((y >= lower) & (y <= upper)).mean(0)
+    """Share of y inside [lower, upper], per output (all three of one shape)."""
+    y, lo = _pair(y, lower)
+    _, hi = _pair(y, upper)
+    return ((y >= lo) & (y <= hi)).mean(0)
 
 
 def regression_calibration_error(y, mean, var, levels=np.linspace(0.05, 0.95, 19)):

@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-from scipy import stats
 
 from surrogates import BASELINES
 from surrogates import metrics as M
@@ -53,8 +52,26 @@ def test_classification_metrics():
     proba = np.column_stack([conf, 1 - conf])
     assert M.expected_calibration_error(labels, proba) < 0.01
     assert M.accuracy(labels, proba) == pytest.approx(conf.mean(), abs=0.01)
-    assert M.classification_nll(labels, proba) > 0
+    # the expected NLL of a calibrated forecast is its expected entropy
+    entropy = -(conf * np.log(conf) + (1 - conf) * np.log(1 - conf)).mean()
+    assert M.classification_nll(labels, proba) == pytest.approx(entropy, rel=0.01)
     assert M.r2([1.0, 2.0, 3.0], [1.1, 1.9, 3.0]) == pytest.approx(1 - 0.02 / 2)
-    assert stats.norm.ppf(0.5) == 0
+    assert M.rmse([1.0, 2.0, 3.0], [1.1, 1.9, 3.0]) == pytest.approx(np.sqrt(0.02 / 3))
     with pytest.raises(ValueError, match="shapes differ"):
         M.rmse(np.zeros(3), np.zeros(4))
+
+
+def test_coverage_refuses_shapes_that_would_broadcast():
+    y = np.arange(4.0)
+    # (n,) against (n, 1) broadcast to (n, n) and gave a wrong share without a word
+    with pytest.raises(ValueError, match=r"shapes differ: y \(4,\) vs prediction \(4, 1\)"):
+        M.coverage(y, y[:, None] - 1, y[:, None] + 1)
+    assert M.coverage(y, y - 1, y + np.array([1, 1, -1, 1])) == 0.75
+
+
+def test_gaussian_nll_and_crps_closed_forms():
+    y, m, v = np.array([1.0]), np.array([0.0]), np.array([4.0])
+    assert M.gaussian_nll(y, m, v) == pytest.approx(0.5 * np.log(8 * np.pi) + 1 / 8)
+    # CRPS of N(0, s^2) at y = 0 is s (sqrt(2) - 1) / sqrt(pi)
+    assert M.crps_gaussian(np.zeros(1), m, v) == pytest.approx(2 * (np.sqrt(2) - 1)
+                                                               / np.sqrt(np.pi))

@@ -1,0 +1,280 @@
+"""The defects of the hardening issue that returned wrong numbers without a word: each test
+failed before its fix."""
+import importlib
+import logging
+import sys
+import threading
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from uqkit import load_dataset, propagate, sample
+from uqkit.adapters import MembraneModel
+from uqkit.inputs import RandomInputs
+from uqkit.model import RAISED, describe_model, evaluate
+from uqkit.presets import table3
+from uqkit.propagation import PropagationError
+from uqkit.store import StoreBusyError, StoreMismatchError, StudyStore
+
+
+# 1. sampling: no global state, unseeded calls differ, exact distributions --------------------
+def test_unseeded_samples_differ_and_seeded_ones_repeat():
+    a, b = sample(table3(), 50), sample(table3(), 50)
+    assert not np.array_equal(a.values, b.values)
+    for rule in ("random", "lhs", "sobol", "halton"):
+        assert np.array_equal(sample(table3(), 32, rule, seed=3).values,
+                              sample(table3(), 32, rule, seed=3).values)
+        assert not np.array_equal(sample(table3(), 32, rule).values,
+                                  sample(table3(), 32, rule).values)
+
+
+def test_sampling_neither_reads_nor_changes_the_global_random_state():
+    np.random.seed(7)
+    expected = np.random.random(3)
+    np.random.seed(7)
+    sample(table3(), 100, seed=1)
+    sample(table3(), 100)
+    assert np.array_equal(np.random.random(3), expected)
+
+
+def test_sampling_is_thread_safe():
+    out = [None] * 8
+
+    def draw(k):
+        out[k] = sample(table3(), 2000, rule="lhs", seed=4).values
+
+    threads = [threading.Thread(target=draw, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.array_equal(o, out[0]) for o in out)
+
+
+@pytest.mark.parametrize("rule", ["random", "lhs", "sobol", "halton"])
+def test_samples_follow_the_marginals(rule):
+    inputs = table3()
+    s = sample(inputs, 4096, rule, seed=2)
+    for name in inputs.names:
+        d = inputs.marginal(name)
+        assert stats.kstest(s[name], lambda v: np.asarray(d.cdf(v))).pvalue > 0.01, name
+
+
+def test_a_copula_is_sampled_through_the_inverse_rosenblatt_transform():
+    inputs = RandomInputs.from_spec({"x": "normal(0, 1)", "y": "normal(0, 1)"}) \
+        .with_copula("nataf", [[1.0, 0.7], [0.7, 1.0]])
+    s = sample(inputs, 20000, "sobol", seed=0)
+    assert np.corrcoef(s["x"], s["y"])[0, 1] == pytest.approx(0.7, abs=0.01)
+    assert stats.kstest(s["y"], "norm").pvalue > 0.01
+
+
+# 2. output widths: successful rows must agree; only failed rows are padded -------------------
+def ragged(X):
+    if X.shape[0] > 1:
+        raise RuntimeError("batch not supported")
+    return np.ones((1, 2 if X[0, 0] < 5 else 3))
+
+
+def one_bad_row(X):
+    if X.shape[0] > 1 or X[0, 0] == 3:
+        raise RuntimeError("row 3")
+    return np.ones((1, 2))
+
+
+def test_successful_rows_that_disagree_on_width_raise():
+    with pytest.raises(ValueError, match=r"different numbers of outputs .* \[2, 3\]"):
+        evaluate(ragged, np.arange(10.0)[:, None])
+    out = evaluate(one_bad_row, np.arange(6.0)[:, None])  # a failed row is padded
+    assert out.values.shape == (6, 2) and np.isnan(out.values[3]).all()
+    assert out.status.tolist() == [0, 0, 0, RAISED, 0, 0]
+
+
+def widths_by_chunk(X):
+    return np.ones((len(X), 2 if X[0, 0] < 5 else 3))
+
+
+def test_chunks_that_disagree_on_width_raise(tmp_path):
+    with pytest.raises(ValueError, match=r"different numbers of outputs .* \[2, 3\]"):
+        propagate(widths_by_chunk, np.arange(10.0)[:, None], executor="serial", chunk_size=5,
+                  progress=False)
+    store = tmp_path / "s"
+    with StudyStore(store, {"x": 1}) as st:
+        st.save(0, 0, [[0.0]], [[1.0, 2.0]], [0], ["ok"])
+        st.save(1, 1, [[1.0]], [[1.0, 2.0, 3.0]], [0], ["ok"])
+    with pytest.raises(ValueError, match="different numbers of outputs"):
+        load_dataset(store)
+
+
+# 3. a strong model identity ------------------------------------------------------------------
+def _module(tmp_path, monkeypatch, body):
+    path = tmp_path / "mymodel.py"
+    path.write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("mymodel", None)
+    importlib.invalidate_caches()
+    return importlib.import_module("mymodel")
+
+
+def test_a_changed_function_body_or_class_attribute_is_a_different_model(tmp_path, monkeypatch):
+    m1 = _module(tmp_path, monkeypatch, "def f(X):\n    return 2 * X\n"
+                 "class M:\n    scale = 2\n    def __call__(self, X):\n"
+                 "        return self.scale * X\n")
+    f1, c1 = describe_model(m1.f), describe_model(m1.M())
+    m2 = _module(tmp_path, monkeypatch, "def f(X):\n    return 3 * X\n"
+                 "class M:\n    scale = 3\n    def __call__(self, X):\n"
+                 "        return self.scale * X\n")
+    assert describe_model(m2.f) != f1 and describe_model(m2.M()) != c1
+    assert describe_model(m2.f) == describe_model(m2.f)
+    # so a store made with the old function refuses the new one instead of mixing results
+    X = np.arange(4.0)[:, None]
+    propagate(m1.f, X, executor="serial", store=str(tmp_path / "s"), progress=False)
+    with pytest.raises(StoreMismatchError, match="model"):
+        propagate(m2.f, X, executor="serial", store=str(tmp_path / "s"), progress=False)
+
+
+def test_lambdas_are_told_apart_by_their_code():
+    assert describe_model(lambda X: X + 1) != describe_model(lambda X: X + 2)
+
+
+def test_a_model_without_code_warns_and_says_how_to_name_it():
+    import math
+
+    with pytest.warns(UserWarning, match="cannot identify the model .* describe"):
+        describe_model(math.fabs)  # written in C: no bytecode, no source
+
+
+def test_the_fe_model_identity_holds_the_solver_source_and_version():
+    d = MembraneModel().describe()
+    assert len(d["fem_source"]) == 64 and d["versions"].get("uqkit")
+    assert MembraneModel(nx=10, ny=5).describe() != d
+
+
+# 4. one run per store at a time --------------------------------------------------------------
+def test_a_second_run_on_a_store_is_refused_naming_the_first(tmp_path):
+    import os
+    import subprocess
+
+    with StudyStore(tmp_path / "s", {"a": 1}):
+        with pytest.raises(StoreBusyError, match=f"process {os.getpid()}"):
+            StudyStore(tmp_path / "s", {"a": 1})
+        other = subprocess.run(
+            [sys.executable, "-c", "import sys; from uqkit.store import StudyStore\n"
+             "try:\n    StudyStore(sys.argv[1], {'a': 1})\nexcept ValueError as e:\n"
+             "    print(e)\n", str(tmp_path / "s")], capture_output=True, text=True)
+        assert f"is in use by process {os.getpid()}" in other.stdout, other.stderr
+    StudyStore(tmp_path / "s", {"a": 1}).close()  # free again once the first has finished
+
+
+# 6. a batch that raises is re-run row by row, never silently ---------------------------------
+def test_batch_failures_are_logged_and_counted(caplog):
+    with caplog.at_level(logging.WARNING, logger="uqkit"):
+        res = propagate(one_bad_row, np.arange(12.0)[:, None], executor="serial",
+                        chunk_size=6, progress=False)
+    assert res.rows_rerun == 12 and sum(res.batch_errors.values()) == 2
+    assert "RuntimeError: row 3" in caplog.text and "run one by one" in caplog.text
+    assert "12 rows re-run one by one after 2 batch calls raised" in res.summary()
+
+
+# infrastructure errors are not results -------------------------------------------------------
+def always_fails(X):
+    raise RuntimeError("Cannot set NUMBA_NUM_THREADS")
+
+
+def test_a_run_whose_every_row_fails_the_same_way_stops_and_stores_nothing(tmp_path):
+    store = tmp_path / "s"
+    with pytest.raises(PropagationError, match="every one of the first .* runs failed with the "
+                                               "same error.*NUMBA_NUM_THREADS"):
+        propagate(always_fails, np.zeros((500, 1)), executor="serial", chunk_size=8,
+                  store=str(store), progress=False)
+    assert not list((store / "chunks").iterdir())
+
+
+class Flaky:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __call__(self, X):
+        import os
+
+        if X.shape[0] > 1:
+            raise RuntimeError("batch")
+        if X[0, 0] == 2 and not os.path.exists(self.marker):
+            raise OSError("scratch disk full")
+        return np.ones((1, 1)), np.array([3 if X[0, 0] == 5 else 0])
+
+    def describe(self):
+        return {"model": "flaky"}
+
+
+def test_errors_are_retried_on_a_rerun_and_model_failures_stay(tmp_path):
+    store, marker = str(tmp_path / "s"), tmp_path / "fixed"
+    X = np.arange(8.0)[:, None]
+    first = propagate(Flaky(str(marker)), X, executor="serial", chunk_size=4, store=store,
+                      progress=False)
+    assert first.status.tolist() == [0, 0, RAISED, 0, 0, 3, 0, 0]
+    marker.touch()  # the environment is fixed
+    again = propagate(Flaky(str(marker)), X, executor="serial", chunk_size=4, store=store,
+                      progress=False)
+    assert again.computed == 1 and again.status.tolist() == [0, 0, 0, 0, 0, 3, 0, 0]
+    assert load_dataset(store)["status"].tolist() == again.status.tolist()
+    # a model's own failure (non-convergence) is a result, computed again only when asked
+    assert propagate(Flaky(str(marker)), X, executor="serial", chunk_size=4, store=store,
+                     progress=False).computed == 0
+    assert propagate(Flaky(str(marker)), X, executor="serial", chunk_size=4, store=store,
+                     progress=False, retry_failed="all").computed == 1
+    with pytest.raises(ValueError, match="retry_failed must be one of"):
+        propagate(Flaky(str(marker)), X, executor="serial", retry_failed="yes")
+
+
+def dies(X):
+    import os
+
+    if X[0, 0] >= 8:
+        os._exit(3)  # a worker that dies (out of memory, a segfault...)
+    return X
+
+
+def test_a_dead_worker_is_an_error_not_a_result(tmp_path):
+    store = str(tmp_path / "s")
+    with pytest.raises(PropagationError, match="infrastructure failed"):
+        propagate(dies, np.arange(16.0)[:, None], workers=2, chunk_size=4, store=store,
+                  progress=False)
+    data = load_dataset(store)
+    assert (data["status"] == 0).all() and set(data["rows"].tolist()) <= set(range(8))
+
+
+# 7. a bug in a study keeps its traceback; bad input is a usage error -------------------------
+def test_a_bug_inside_a_study_is_not_a_usage_error(tmp_path, monkeypatch):
+    import studies.moons
+    from uqkit.cli import main
+
+    def buggy(study, log=print):
+        raise ValueError("an internal bug")
+
+    monkeypatch.setattr(studies.moons, "run", buggy)
+    with pytest.raises(ValueError, match="an internal bug"):
+        main(["study", "moons", "--out", str(tmp_path), "--no-progress"])
+    assert main(["study", "moons", "--out", str(tmp_path), "--seeds", "0"]) == 2
+
+
+def test_an_interrupted_run_exits_130_with_one_line(monkeypatch, capsys):
+    import studies.moons
+    from uqkit.cli import main
+    from uqkit.propagation import PropagationInterrupted
+
+    def interrupted(study, log=print):
+        raise PropagationInterrupted(300, 1000, "DIR/store")
+
+    monkeypatch.setattr(studies.moons, "run", interrupted)
+    assert main(["study", "moons", "--out", "x", "--no-progress"]) == 130
+    assert capsys.readouterr().err == ("saved 300 of 1000 runs to DIR/store; rerun the same "
+                                       "command to resume\n")
+
+
+# layering --------------------------------------------------------------------------------------
+def test_uqkit_does_not_import_the_studies():
+    import subprocess
+
+    code = "import sys, uqkit, uqkit.cli; assert 'studies' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
