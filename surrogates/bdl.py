@@ -94,6 +94,8 @@ def check_finite(arr, name):
 def _check_target(y):
     """Name the first NaN or inf of a numeric regression target (scikit-learn's own check
     would only say that there is one)."""
+    if np.iscomplexobj(y):
+        return  # scikit-learn's validation refuses it
     try:
         arr = np.asarray(y, dtype=float)
     except (TypeError, ValueError):

@@ -24,8 +24,13 @@ def test_distances():
     # KS of two normals shifted by 0.5: 2 Phi(0.25) - 1
     assert S.ks_statistic(a, b) == pytest.approx(0.1974, abs=0.01)
     c = S.compare(b, a)
-    assert c["mean_rel_error"] != 0 and c["truth_mean_se"] == pytest.approx(1 / np.sqrt(1e5),
-                                                                           rel=0.05)
+    assert c["mean_rel_error"] == pytest.approx((b.mean() - a.mean()) / abs(a.mean()),
+                                                rel=1e-12)
+    assert abs(b.mean() - a.mean() - 0.5) < 0.02  # and so the relative error is huge here
+    assert abs(c["std_rel_error"]) < 0.02  # same std
+    assert c["q0.5_rel_error"] == pytest.approx(
+        (np.quantile(b, 0.5) - np.quantile(a, 0.5)) / abs(np.quantile(a, 0.5)), rel=1e-12)
+    assert c["truth_mean_se"] == pytest.approx(1 / np.sqrt(1e5), rel=0.05)
 
 
 def test_exceedance_interval_covers_truth():
