@@ -80,8 +80,13 @@ def solver_settings(mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter
     _check_positive("rtol", rtol)
     _check_positive("tol", tol)
     _check_positive("start_scale", start_scale)
+    max_cuts = 40
+    # room for the unloaded state, every step and, in fast mode, the extra steps that follow
+    # cut-backs (the halved steps double back after a success; 4 per cut is generous)
+    max_path = increments + 1 if paper else increments + 4 * max_cuts + 2
     return dict(paper=paper, n_increments=int(increments), abs_tol=float(tol), rtol=float(rtol),
-                max_iter=int(max_iter), start_scale=float(start_scale), max_cuts=40)
+                max_iter=int(max_iter), start_scale=float(start_scale), max_cuts=max_cuts,
+                max_path=int(max_path))
 
 
 @lru_cache(maxsize=32)

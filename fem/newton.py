@@ -32,6 +32,7 @@ MAX_ITERATIONS = 1
 INCREMENT_TOO_SMALL = 2
 NOT_FINITE = 3
 NOT_POSITIVE_DEFINITE = 4
+PATH_FULL = 5
 
 STATUS_TEXT = {
     OK: "converged",
@@ -39,6 +40,7 @@ STATUS_TEXT = {
     INCREMENT_TOO_SMALL: "load increment cut back below the minimum without convergence",
     NOT_FINITE: "non-finite residual",
     NOT_POSITIVE_DEFINITE: "tangent stiffness not positive definite",
+    PATH_FULL: "load path longer than its buffer (max_path increments)",
 }
 
 
@@ -158,11 +160,14 @@ def _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w, n_pat
 @njit(cache=True, nogil=True)
 def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c11, c12, c33, fext,
                phi, probe_nodes, probe_shape, paper, n_increments, abs_tol, rtol, max_iter,
-               start_scale, max_cuts):
+               start_scale, max_cuts, max_path):
     """Load-step from the flat state to the full load (load factor 1).
 
     Returns ``(status, U, path_lambda, path_w, increments, iterations)`` where ``path_*`` hold
     the converged increments (row 0 is the unloaded state) and ``increments`` counts them.
+    ``max_path`` bounds the recorded path (the unloaded state included); a path that would
+    grow longer stops with :data:`PATH_FULL` (see :func:`fem.membrane.solver_settings` for a
+    capacity that is always enough).
     """
     ndof = 3 * phi.shape[0]
     neq = free_dofs.shape[0]
@@ -175,7 +180,6 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
     U_c = np.zeros(ndof)
     U_t = np.zeros(ndof)
     nprobe = probe_nodes.shape[0]
-    max_path = n_increments + 1 if paper else n_increments + 4 * max_cuts + 2
     path_lam = np.zeros(max_path)
     path_w = np.zeros((max_path, nprobe))
     wtmp = np.zeros(nprobe)
@@ -202,6 +206,9 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
     if paper:
         for k in range(1, n_increments + 1):
             lam = k / n_increments
+            if n_path >= max_path:
+                status = PATH_FULL
+                break
             _predict(U, U_c, lam, lam_c, W1, phi, start_scale)
             status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
                                 c12, c33, fext, abs_tol, False, max_iter, ab, ab_t, f, f_t, r, U_t)
@@ -230,7 +237,7 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
                                  n_path)
                 dlam = min(2.0 * dlam, dlam_max)
                 if n_path >= max_path and lam_c < 1.0:
-                    status = INCREMENT_TOO_SMALL
+                    status = PATH_FULL
                     break
             else:
                 cuts += 1

@@ -41,7 +41,8 @@ def test_solution_is_symmetric(fast):
     assert w.min() < 0  # downward
 
 
-def test_converged_residual_is_tight(fast):
+def test_converged_path_ends_at_the_answer(fast):
+    # the residual itself is recomputed in tests/fem/test_newton.py
     assert fast.converged and fast.reason == "converged"
     assert fast.path_load[-1] == 1.0
     assert fast.path_w[-1].tolist() == [fast.probe_w[n] for n in fast.probes]
