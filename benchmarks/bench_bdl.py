@@ -1,6 +1,8 @@
 """BDL speed on CPU: training the 5-30-15-10-3 net on 512 samples for 1000 epochs at batch 16,
-prediction for 1e5 inputs x 200 posterior samples, and a deterministic torch MLP of the same
-shape trained the same way, with the ratio.
+prediction for 1e5 inputs x 200 posterior samples, a deterministic torch MLP of the same shape
+trained the same way (with the ratio), and a surrogate Monte Carlo of 1e5 samples through
+``propagate``: with ``SurrogateModel`` as it is (means only) and as it was (the mean of a full
+predictive distribution with its 95% mixture intervals, which it then threw away).
 
     python benchmarks/bench_bdl.py [--json] [--epochs N]
 """
@@ -27,7 +29,7 @@ def main(argv=None):
     Y += 0.01 * rng.normal(size=Y.shape)
     settings = dict(hidden=(30, 15, 10), epochs=args.epochs, batch_size=16, lr=0.005,
                     lr_step=100, lr_gamma=0.75, seed=0)
-    bdl = BDL(**settings, n_samples=1, num_threads=args.threads)
+    bdl = BDL(**settings, n_samples=1, num_threads=args.threads, progress=False)
     t0 = time.perf_counter()
     bdl.fit(X, Y)
     train_s = time.perf_counter() - t0
@@ -35,9 +37,23 @@ def main(argv=None):
     Xp = rng.normal(size=(100_000, 5))
     bdl.num_threads = None  # predict on every core (training used one thread)
     t0 = time.perf_counter()
-    pred = bdl.predict(Xp, n_samples=200, levels=())
+    pred = bdl.predict_distribution(Xp, n_samples=200, levels=())
     predict_s = time.perf_counter() - t0
     assert pred.mean.shape == (100_000, 3)
+
+    from uqkit import propagate
+    from uqkit.adapters import SurrogateModel
+
+    class OldSurrogateModel(SurrogateModel):
+        def __call__(self, X):
+            return self.surrogate.predict_distribution(X, levels=(0.95,)).mean
+
+    surrogate_mc = {}
+    for name, adapter in (("surrogate_mc_s", SurrogateModel),
+                          ("surrogate_mc_with_intervals_s", OldSurrogateModel)):
+        t0 = time.perf_counter()
+        propagate(adapter(bdl), Xp, executor="serial", progress=False)
+        surrogate_mc[name] = time.perf_counter() - t0
 
     torch.set_num_threads(args.threads)
     nn_model = NeuralNetwork(**settings)
@@ -45,7 +61,7 @@ def main(argv=None):
     nn_model.fit(X, Y)
     mlp_s = time.perf_counter() - t0
     out = {"train_s": train_s, "predict_s": predict_s, "mlp_train_s": mlp_s,
-           "ratio_vs_mlp": train_s / mlp_s}
+           "ratio_vs_mlp": train_s / mlp_s, **surrogate_mc}
     if args.json:
         print(json.dumps(out))
     else:
@@ -55,6 +71,9 @@ def main(argv=None):
         print(f"BDL predict  : {predict_s:.2f} s (1e5 inputs x 200 posterior samples)")
         print(f"torch MLP    : {mlp_s:.1f} s (same shape and schedule); BDL / MLP = "
               f"{train_s / mlp_s:.2f}")
+        print(f"surrogate MC : {surrogate_mc['surrogate_mc_s']:.2f} s for 1e5 samples "
+              f"(SurrogateModel, means only); "
+              f"{surrogate_mc['surrogate_mc_with_intervals_s']:.2f} s with 95% intervals")
     return out
 
 

@@ -94,10 +94,11 @@ def check_finite(arr, name):
 def _check_target(y):
     """Name the first NaN or inf of a numeric regression target (scikit-learn's own check
     would only say that there is one)."""
-    if np.iscomplexobj(y):
-        return  # scikit-learn's validation refuses it
     try:
-        arr = np.asarray(y, dtype=float)
+        arr = np.asarray(y)
+        if arr.dtype.kind == "c":
+            return  # complex: scikit-learn's validation refuses it
+        arr = arr.astype(float)
     except (TypeError, ValueError):
         return  # not numeric: scikit-learn's validation says so
     if arr.ndim and len(arr):

@@ -96,7 +96,8 @@ def test_store_resume_and_mismatch(tmp_path):
                   settings={"seed": 5}, progress=False)
     # documented format: numpy alone reads it
     with np.load(store / "chunks" / "chunk-000000.npz") as d:
-        assert set(d.files) == {"start", "inputs", "outputs", "status", "reasons"}
+        assert set(d.files) == {"start", "inputs", "outputs", "status", "reasons",
+                                  "seconds"}
     data = load_dataset(store)
     assert np.array_equal(data["outputs"], first.outputs)
     assert json.loads((store / "manifest.json").read_text())["settings"]["n"] == 300
