@@ -43,6 +43,7 @@ References:
     Echard, Gayton & Lemaire (2011), Struct. Saf. 33: 145-154. Bichon et al. (2008), AIAA J.
     46: 2459-2468.
 """
+import itertools
 import math
 import warnings
 
@@ -163,7 +164,7 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
                              f"got shape {candidates.shape}")
         n_candidates = len(candidates)
     history, streak, converged, pf_prev = [], 0, False, None
-    for it in range(1, 10 ** 6):
+    for it in itertools.count(1):
         model.fit(U_train, g_train)
         parts = [surrogate_mean_std(model, candidates[s:s + predict_chunk])
                  for s in range(0, n_candidates, predict_chunk)]

@@ -112,7 +112,7 @@ def subset_simulation(ls, rng, n=1000, p0=0.1, spread=1.0, max_levels=20, level=
         inside = G <= b
         p = float(inside.mean())
         gamma = 0.0 if chains is None else chain_correlation(inside.reshape(chains), p)
-        d2 = (1 - p) / (n * p) * (1 + gamma) if p > 0 else math.inf
+        d2 = (1 - p) / (n * p) * (1 + gamma)  # p >= p0 > 0: at least N p0 rows lie below b
         delta2 += d2
         delta_sum += math.sqrt(d2)
         pf *= p
@@ -130,11 +130,8 @@ def subset_simulation(ls, rng, n=1000, p0=0.1, spread=1.0, max_levels=20, level=
         U, G, chains = Uc.reshape(n, d), Gc.reshape(n), (Nc, Ns)
     cov = math.sqrt(delta2)
     z = special.ndtri(0.5 + level / 2)
-    if pf > 0:
-        s = math.sqrt(math.log1p(delta2))
-        ci = (pf * math.exp(-z * s), pf * math.exp(z * s))
-    else:
-        ci = (0.0, p0 ** (len(history) - 1) * 3.0 / n)  # rule of three on the last level
+    s = math.sqrt(math.log1p(delta2))
+    ci = (pf * math.exp(-z * s), pf * math.exp(z * s))
     beta = float(-special.ndtri(pf))
     return dict(pf=pf, cov=cov, ci=ci, beta=beta, level=level, history=history,
                 info={"n": n, "p0": p0, "levels": len(history), "spread": spread,

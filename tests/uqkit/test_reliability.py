@@ -332,7 +332,6 @@ def test_active_learning_resumes_from_its_store(tmp_path):
     assert CALLS["n"] == 0 and again.pf == full.pf and again.model_runs == full.model_runs
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("k", [6.0, 7.0])
 def test_four_branch_reference_by_monte_carlo(k):
     g = four_branch if k == 6.0 else four_branch_7
@@ -355,6 +354,7 @@ def test_active_learning_four_branch_reaches_the_reference(k):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:active learning stopped at max_runs")
 def test_active_learning_bdl_smoke():
     r = failure_probability(four_branch, normals(2, "x"), method="active", surrogate="bdl",
                             n_candidates=20_000, max_runs=40, batch=8, executor="serial")
