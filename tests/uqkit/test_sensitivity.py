@@ -254,3 +254,23 @@ def test_bar_chart(tmp_path):
     assert len(fig.axes) == 2
     fig.savefig(tmp_path / "sobol.png")
     assert (tmp_path / "sobol.png").stat().st_size > 1000
+
+
+SOBOL_CALLS = {"rows": 0}
+
+
+def counted_linear(X):
+    SOBOL_CALLS["rows"] += len(X)
+    return X[:, 0] + 2 * X[:, 1]
+
+
+def test_store_reloads_instead_of_recomputing(tmp_path):
+    inputs = RandomInputs.from_spec({"x1": "normal(0, 1)", "x2": "normal(0, 1)"})
+    SOBOL_CALLS["rows"] = 0
+    a = sobol_indices(counted_linear, inputs, n=256, bootstrap=30, executor="serial",
+                      store=tmp_path)
+    assert SOBOL_CALLS["rows"] == a.model_runs == 1024
+    b = sobol_indices(counted_linear, inputs, n=256, bootstrap=30, executor="serial",
+                      store=tmp_path)
+    assert SOBOL_CALLS["rows"] == 1024 and np.array_equal(a.first_ci, b.first_ci)
+    assert (tmp_path / "sobol" / "manifest.json").exists()
