@@ -74,3 +74,30 @@ class SurrogateModel:
         return {"model": f"surrogate.{type(self.surrogate).__name__}",
                 "fingerprint": fingerprint(self.surrogate)["sha256"],
                 "predict": {k: repr(v) for k, v in sorted(self.predict_kwargs.items())}}
+
+
+def make_surrogate(name, **kwargs):
+    """A fresh surrogate of the ``surrogates`` package with small-data defaults, for the
+    active-learning reliability analysis (:mod:`uqkit.reliability_active`).
+
+    Args:
+        name: ``"gp"`` (:class:`surrogates.GaussianProcess`: constant x anisotropic RBF plus
+            white noise, 2 optimiser restarts) or ``"bdl"`` (:class:`surrogates.BDL`: two
+            hidden layers of 32, MAP warm start then variational inference, 100 posterior
+            draws per prediction).
+        **kwargs: overrides of the constructor arguments.
+
+    Example:
+        >>> make_surrogate("gp", n_restarts=0).n_restarts
+        0
+    """
+    import surrogates
+
+    if name == "gp":
+        return surrogates.GaussianProcess(**{"n_restarts": 2, "seed": 0, **kwargs})
+    if name == "bdl":
+        defaults = {"hidden": (32, 32), "epochs": 1500, "batch_size": 32, "lr": 5e-3,
+                    "lr_step": 500, "lr_gamma": 0.5, "map_epochs": 500, "noise_std": 0.01,
+                    "predict_samples": 100, "seed": 0}
+        return surrogates.BDL(**{**defaults, **kwargs})
+    raise ValueError(f"unknown surrogate {name!r}; use 'gp' or 'bdl'")

@@ -1,0 +1,478 @@
+"""Variance-based (Sobol') sensitivity indices with confidence intervals.
+
+For a model ``Y = f(X)`` with independent inputs, the first-order index of input i and its
+total index are (Sobol' 1993; Homma & Saltelli 1996)::
+
+    S_i  = V[E(Y | X_i)] / V(Y)          (share of the variance due to X_i alone)
+    ST_i = E[V(Y | X_~i)] / V(Y)          (share due to X_i with all its interactions)
+
+Pick-freeze estimators (``method="saltelli"``). Two independent (n, d) samples A and B of the
+unit hypercube are the two halves of one scrambled Sobol' design of dimension 2d
+(``scipy.stats.qmc.Sobol``; n a power of two keeps it balanced). ``AB_i`` is A with its
+column i taken from B. With ``f_A = f(A)`` etc. and ``V`` the variance of ``f_A`` and ``f_B``
+pooled, the estimators of Saltelli et al. (2010, Table 2, (b) and (f)) are::
+
+    S_i  = mean(f_B * (f_AB_i - f_A)) / V             (Saltelli 2010)
+    ST_i = mean((f_A - f_AB_i) ** 2) / (2 V)           (Jansen 1999)
+
+at a cost of n (d + 2) model runs. Outputs are centred by the pooled mean first (this only
+lowers the variance of the first-order estimator). Confidence intervals are percentile
+bootstrap intervals over resamples of the n base rows (A, B and every AB_i resampled
+together); on a scrambled Sobol' design, whose rows are not independent, they are on the
+conservative side.
+
+Polynomial chaos (``method="pce"``): an orthonormal polynomial expansion of total degree p,
+``f ~ sum_a c_a Psi_a``, fitted by least squares on n runs of a scrambled Sobol' design,
+gives the indices exactly from its coefficients (Sudret 2008)::
+
+    V = sum_{a != 0} c_a^2,   S_i = sum_{a in A_i} c_a^2 / V,   ST_i = sum_{a: a_i > 0} c_a^2 / V
+
+with A_i the multi-indices that involve input i only. Bootstrap intervals refit the
+coefficients on resampled rows.
+
+Surrogates (:func:`sobol_indices_surrogate`): the indices of the surrogate's predictive mean,
+with bootstrap intervals (sampling error), plus an epistemic band: quantiles of the indices
+of the surrogate's posterior function draws (each draw is one function shared by all inputs).
+
+Dependent inputs: designs are drawn in the unit hypercube and mapped through the inverse
+Rosenblatt transform of ``inputs.joint`` (copulas included). The indices are then those of the
+independent Rosenblatt variables U_1, ..., U_d, which depend on the input order: U_1 carries
+X_1 with everything it shares with the others ("full" index of X_1), the last one only the
+part of X_d independent of the others (Mara, Tarantola & Annoni 2015).
+
+References:
+    Sobol' (1993), Math. Model. Comput. Exp. 1: 407-414. Jansen (1999), Comput. Phys.
+    Commun. 117: 35-43. Saltelli et al. (2010), Comput. Phys. Commun. 181: 259-270.
+    Sudret (2008), Reliab. Eng. Syst. Saf. 93: 964-979. Mara, Tarantola & Annoni (2015),
+    Environ. Model. Softw. 72: 173-183.
+"""
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import qmc
+
+from .evaluation import ModelRunner, check_float, check_int, check_seed, unit_to_x
+
+METHODS = ("saltelli", "pce")
+
+
+@dataclass
+class SobolResult:
+    """Sobol' indices of d inputs for k outputs.
+
+    Arrays are (d,) for one output and (d, k) for k outputs; intervals add a leading axis of
+    2 (lower, upper). Intervals are NaN when ``bootstrap=0``.
+
+    Attributes:
+        names: input names.
+        first, total: first-order and total indices.
+        first_ci, total_ci: bootstrap intervals at ``level`` (sampling error).
+        model_runs: model evaluations used (0 for a surrogate's predictions).
+        n: base sample size.
+        method: ``"saltelli"``, ``"pce"`` or ``"surrogate"``.
+        level: confidence level of the intervals.
+        output_names: names of the outputs, if known.
+        first_band, total_band: epistemic bands of a surrogate's indices (quantiles over its
+            posterior function draws at ``band_level``), else None.
+        seconds: wall time.
+        info: method details (PCE order and basis size, function draws, ...).
+    """
+
+    names: tuple
+    first: np.ndarray
+    total: np.ndarray
+    first_ci: np.ndarray
+    total_ci: np.ndarray
+    model_runs: int
+    n: int
+    method: str
+    level: float
+    output_names: tuple = ()
+    first_band: np.ndarray = None
+    total_band: np.ndarray = None
+    band_level: float = None
+    seconds: float = 0.0
+    info: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        """A JSON-friendly dict (arrays as nested lists, NaN as None)."""
+        out = {}
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray):
+                value = np.where(np.isfinite(value), value, np.nan).tolist()
+                value = _nan_to_none(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[key] = value
+        return out
+
+    def plot(self, axes=None):
+        """Bar chart of the indices; see :func:`plot_sobol`."""
+        return plot_sobol(self, axes)
+
+
+def _nan_to_none(value):
+    if isinstance(value, list):
+        return [_nan_to_none(v) for v in value]
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _check_common(n, seed, bootstrap, level):
+    n = check_int(n, "n", 2)
+    check_seed(seed)
+    bootstrap = check_int(bootstrap, "bootstrap", 0)
+    if 0 < bootstrap < 20:
+        raise ValueError(f"bootstrap must be 0 (no intervals) or >= 20 resamples, got "
+                         f"bootstrap={bootstrap}")
+    level = check_float(level, "level", 0.0, 1.0)
+    return n, bootstrap, level
+
+
+def _sobol_design(dim, n, seed):
+    """(n, dim) scrambled Sobol' points; warn when n is not a power of two."""
+    if n & (n - 1):
+        warnings.warn(f"n={n} is not a power of two: the Sobol' design loses its balance "
+                      f"properties; use n={1 << (n - 1).bit_length()} or "
+                      f"{1 << ((n - 1).bit_length() - 1)}", UserWarning, stacklevel=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # scipy's own balance warning: said above
+        return qmc.Sobol(d=dim, scramble=True, seed=seed).random(n)
+
+
+def pick_freeze_design(d, n, seed):
+    """The unit-hypercube rows [A; B; AB_1; ...; AB_d] ((d + 2) n, d) of the pick-freeze
+    estimators: A and B are the two halves of an (n, 2d) scrambled Sobol' design."""
+    P = _sobol_design(2 * d, n, seed)
+    A, B = P[:, :d], P[:, d:]
+    AB = np.repeat(A[None], d, axis=0)
+    for i in range(d):
+        AB[i, :, i] = B[:, i]
+    return np.concatenate([A, B, AB.reshape(d * n, d)])
+
+
+def saltelli_estimates(fA, fB, fAB):
+    """First-order (Saltelli 2010) and total (Jansen 1999) estimates, each (d, k).
+
+    Args:
+        fA, fB: (n, k) outputs on A and B; fAB: (d, n, k) outputs on AB_i.
+    """
+    mean = 0.5 * (fA.mean(0) + fB.mean(0))
+    fA, fB, fAB = fA - mean, fB - mean, fAB - mean
+    V = np.concatenate([fA, fB]).var(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first = (fB[None] * (fAB - fA[None])).mean(1) / V
+        total = 0.5 * ((fA[None] - fAB) ** 2).mean(1) / V
+    return first, total
+
+
+def _split(Y, d, n):
+    return Y[:n], Y[n:2 * n], Y[2 * n:].reshape(d, n, -1)
+
+
+def _saltelli_with_ci(Y, d, n, bootstrap, level, rng):
+    fA, fB, fAB = _split(Y, d, n)
+    first, total = saltelli_estimates(fA, fB, fAB)
+    if not bootstrap:
+        return first, total, np.full((2,) + first.shape, np.nan), np.full(
+            (2,) + total.shape, np.nan)
+    boots_f = np.empty((bootstrap,) + first.shape)
+    boots_t = np.empty_like(boots_f)
+    for b in range(bootstrap):
+        idx = rng.integers(0, n, n)
+        boots_f[b], boots_t[b] = saltelli_estimates(fA[idx], fB[idx], fAB[:, idx])
+    q = [(1 - level) / 2, (1 + level) / 2]
+    return first, total, np.quantile(boots_f, q, axis=0), np.quantile(boots_t, q, axis=0)
+
+
+def _check_outputs(Y, rows):
+    Y = np.asarray(Y, dtype=float)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2 or Y.shape[0] != rows:
+        raise ValueError(f"the model returned outputs of shape {Y.shape} for {rows} rows; "
+                         f"expected ({rows},) or ({rows}, k)")
+    return Y
+
+
+def sobol_indices(model, inputs, n=2 ** 12, seed=0, bootstrap=200, level=0.95,
+                  method="saltelli", order=None, executor="local", workers=None, dask=None,
+                  chunk_size=None, store=None, progress=False):
+    """First-order and total Sobol' indices of ``model`` over ``inputs``.
+
+    Args:
+        model: a uqkit model, (m, d) -> (m,) or (m, k); run through :func:`uqkit.propagate`.
+        inputs: :class:`uqkit.inputs.RandomInputs` (any joint; see the module notes on
+            dependent inputs).
+        n: base sample size, a power of two (``"saltelli"``: n (d + 2) model runs;
+            ``"pce"``: n runs).
+        seed: seed of the scrambled Sobol' design and of the bootstrap.
+        bootstrap: bootstrap resamples for the intervals (0: none, else >= 20).
+        level: confidence level of the intervals.
+        method: ``"saltelli"`` (pick-freeze) or ``"pce"`` (polynomial chaos).
+        order: total degree of the PCE (default: the largest <= 8 with at most n / 4 terms).
+        executor, workers, dask, chunk_size, store, progress: as in :func:`uqkit.propagate`.
+
+    Returns:
+        :class:`SobolResult`. Warns (UserWarning) when n looks too small: a first-order
+        index above its total index beyond the intervals, or an index below 0 beyond its
+        interval.
+
+    Example:
+        >>> from uqkit.inputs import RandomInputs
+        >>> inputs = RandomInputs.from_spec({"x1": "normal(0, 1)", "x2": "normal(0, 1)"})
+        >>> res = sobol_indices(lambda X: X[:, 0] + 2 * X[:, 1], inputs, n=1024, bootstrap=50,
+        ...                     executor="serial")
+        >>> res.first.round(2), res.total.round(2), res.model_runs   # exact: 0.2 and 0.8
+        (array([0.2, 0.8]), array([0.2, 0.8]), 4096)
+    """
+    t0 = time.perf_counter()
+    n, bootstrap, level = _check_common(n, seed, bootstrap, level)
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
+    d = inputs.dim
+    if method == "pce":
+        P = _sobol_design(d, n, seed)
+    else:
+        P = pick_freeze_design(d, n, seed)
+    X = unit_to_x(inputs, P)
+    runner = ModelRunner(model, inputs, executor, workers, dask, chunk_size, store,
+                         settings={"analysis": "sobol", "method": method, "seed": seed},
+                         progress=progress)
+    with runner:
+        Y = _check_outputs(runner(X, tag="sobol"), len(X))
+    rng = np.random.default_rng(None if seed is None else [seed, 1])
+    info = {}
+    if method == "pce":
+        first, total, first_ci, total_ci, info = pce_indices(P, Y, inputs, order, bootstrap,
+                                                             level, rng)
+    else:
+        first, total, first_ci, total_ci = _saltelli_with_ci(Y, d, n, bootstrap, level, rng)
+    res = _result(inputs, first, total, first_ci, total_ci, runner.runs, n, method, level,
+                  getattr(model, "output_names", ()), info=info, t0=t0)
+    _warn_inconsistent(res)
+    return res
+
+
+def _result(inputs, first, total, first_ci, total_ci, runs, n, method, level, output_names,
+            t0, first_band=None, total_band=None, band_level=None, info=None):
+    squeeze = (lambda a: None if a is None else a[..., 0]) if first.shape[-1] == 1 else (
+        lambda a: a)
+    if np.any(~np.isfinite(first)):
+        warnings.warn("an output has zero variance on the design: its indices are NaN",
+                      UserWarning, stacklevel=3)
+    return SobolResult(tuple(inputs.names), squeeze(first), squeeze(total), squeeze(first_ci),
+                       squeeze(total_ci), int(runs), n, method, level, tuple(output_names),
+                       squeeze(first_band), squeeze(total_band), band_level,
+                       time.perf_counter() - t0, info or {})
+
+
+def _warn_inconsistent(res):
+    """Warn about indices that betray too small a sample (needs bootstrap intervals)."""
+    if np.all(np.isnan(res.first_ci)):
+        return
+    f, t = np.atleast_2d(res.first.T).T, np.atleast_2d(res.total.T).T  # (d, k)
+    fci = res.first_ci.reshape(2, *f.shape)
+    tci = res.total_ci.reshape(2, *t.shape)
+    pct = f"{100 * res.level:g}%"
+    for i, name in enumerate(res.names):
+        for j in range(f.shape[1]):
+            out = f" of output {j}" if f.shape[1] > 1 else ""
+            if fci[0, i, j] > tci[1, i, j]:
+                warnings.warn(
+                    f"first-order index of {name!r}{out} ({f[i, j]:.3g}, {pct} CI "
+                    f"[{fci[0, i, j]:.3g}, {fci[1, i, j]:.3g}]) exceeds its total index "
+                    f"({t[i, j]:.3g}, CI [{tci[0, i, j]:.3g}, {tci[1, i, j]:.3g}]) beyond the "
+                    f"intervals: n={res.n} is too small", UserWarning, stacklevel=3)
+            for label, v, ci in (("first-order", f, fci), ("total", t, tci)):
+                if ci[1, i, j] < 0:
+                    warnings.warn(
+                        f"{label} index of {name!r}{out} is negative ({v[i, j]:.3g}, {pct} CI "
+                        f"[{ci[0, i, j]:.3g}, {ci[1, i, j]:.3g}]): n={res.n} is too small",
+                        UserWarning, stacklevel=3)
+
+
+# -- polynomial chaos ---------------------------------------------------------------------
+
+def _pce_germ(inputs, P):
+    """The distribution the expansion is orthonormal for and the design in its space: the
+    inputs themselves when independent, else the standard normal Rosenblatt variables."""
+    import chaospy
+
+    if isinstance(inputs.joint, chaospy.J) or inputs.dim == 1:
+        return inputs.joint, unit_to_x(inputs, P), "inputs"
+    from scipy import special
+
+    germ = chaospy.J(*[chaospy.Normal(0, 1) for _ in range(inputs.dim)])
+    return germ, special.ndtri(np.clip(P, 1e-16, 1 - 1e-16)), "rosenblatt-normal"
+
+
+def _default_order(d, m):
+    order = 1
+    while order < 8 and math.comb(order + 1 + d, d) <= m / 4:
+        order += 1
+    return order
+
+
+def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
+    """Sobol' indices from a least-squares PCE fitted on runs ``Y`` (m, k) at the unit
+    hypercube points ``P`` (m, d) (any runs of the inputs' distribution will do).
+
+    Returns first, total (d, k), their intervals (2, d, k) and an info dict (order, terms,
+    space, relative leave-one-out error per output).
+    """
+    import chaospy
+
+    m, d = P.shape
+    Y = _check_outputs(Y, m)
+    order = _default_order(d, m) if order is None else check_int(order, "order", 1, 20)
+    germ, Z, space = _pce_germ(inputs, P)
+    basis = chaospy.generate_expansion(order, germ, normed=True)
+    terms = len(basis)
+    if terms >= m:
+        raise ValueError(f"a PCE of order {order} in {d} inputs has {terms} terms but only "
+                         f"{m} runs: lower order or raise n")
+    Psi = np.asarray(basis(*Z.T), dtype=float).T  # (m, terms)
+    involved = np.array([[bool(np.any(np.asarray(p.exponents)[:, i] > 0)) for i in range(d)]
+                         for p in basis])  # (terms, d)
+    only = involved & (involved.sum(1, keepdims=True) == 1)
+
+    def indices(Psi_, Y_):
+        coef = np.linalg.lstsq(Psi_, Y_, rcond=None)[0]
+        c2 = coef[1:] ** 2  # term 0 is the constant
+        V = c2.sum(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (only[1:].T @ c2) / V, (involved[1:].T @ c2) / V, coef
+
+    first, total, coef = indices(Psi, Y)
+    leverage = np.einsum("ij,ji->i", Psi, np.linalg.pinv(Psi))  # diagonal of the hat matrix
+    loo = ((Y - Psi @ coef) / (1 - leverage)[:, None]) ** 2
+    info = {"order": order, "terms": terms, "space": space,
+            "loo_error": (loo.mean(0) / Y.var(0)).tolist()}
+    if not bootstrap:
+        nan = np.full((2,) + first.shape, np.nan)
+        return first, total, nan, nan.copy(), info
+    bf = np.empty((bootstrap,) + first.shape)
+    bt = np.empty_like(bf)
+    for b in range(bootstrap):
+        idx = rng.integers(0, m, m)
+        bf[b], bt[b], _ = indices(Psi[idx], Y[idx])
+    q = [(1 - level) / 2, (1 + level) / 2]
+    return first, total, np.quantile(bf, q, axis=0), np.quantile(bt, q, axis=0), info
+
+
+# -- surrogates ---------------------------------------------------------------------------
+
+def _surrogate_outputs(surrogate, X, function_draws):
+    """(mean (m, k), draws (S, m, k) or None) of a surrogate at X."""
+    if function_draws and hasattr(surrogate, "predict_distribution"):
+        pred = surrogate.predict_distribution(X, n_samples=function_draws, return_samples=True)
+        samples = getattr(pred, "samples", None)
+        if samples is None:
+            raise ValueError(f"{type(surrogate).__name__}.predict_distribution(..., "
+                             "return_samples=True) gave no .samples of function draws; pass "
+                             "function_draws=0 for the indices of the mean alone")
+        samples = np.asarray(samples, dtype=float)
+        if samples.ndim == 2:
+            samples = samples[..., None]
+        return _check_outputs(pred.mean, len(X)), samples
+    if function_draws:
+        warnings.warn(f"{type(surrogate).__name__} has no predict_distribution: no epistemic "
+                      "band, indices of its predict() only", UserWarning, stacklevel=3)
+    pred = surrogate.predict(X)
+    return _check_outputs(pred if isinstance(pred, np.ndarray) else pred.mean, len(X)), None
+
+
+def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws=100,
+                            bootstrap=200, level=0.95, band=0.95):
+    """Sobol' indices of a fitted surrogate, with an epistemic band.
+
+    The pick-freeze design of :func:`sobol_indices` is predicted in this process (a
+    surrogate is cheap). The indices and bootstrap intervals are those of the predictive
+    mean; with ``function_draws=S`` and a surrogate offering
+    ``predict_distribution(X, n_samples=S, return_samples=True)`` (a result with ``.mean``
+    and ``.samples`` (S, m) or (S, m, k)), the band holds the ``band`` central quantiles of
+    the indices of the S posterior function draws. A surrogate with only ``predict(X)``
+    gives the indices of its prediction.
+
+    Args:
+        surrogate: a fitted surrogate trained on the columns of ``inputs.names``.
+        inputs, n, seed, bootstrap, level: as in :func:`sobol_indices`.
+        function_draws: posterior function draws S for the band (0: none).
+        band: probability of the epistemic band.
+
+    Returns:
+        :class:`SobolResult` with ``method="surrogate"``, ``model_runs=0`` and
+        ``first_band``, ``total_band`` (2, d[, k]).
+    """
+    t0 = time.perf_counter()
+    n, bootstrap, level = _check_common(n, seed, bootstrap, level)
+    function_draws = check_int(function_draws, "function_draws", 0)
+    band = check_float(band, "band", 0.0, 1.0)
+    d = inputs.dim
+    X = unit_to_x(inputs, pick_freeze_design(d, n, seed))
+    mean, draws = _surrogate_outputs(surrogate, X, function_draws)
+    rng = np.random.default_rng(None if seed is None else [seed, 1])
+    first, total, first_ci, total_ci = _saltelli_with_ci(mean, d, n, bootstrap, level, rng)
+    fb = tb = None
+    if draws is not None:
+        est = [saltelli_estimates(*_split(f, d, n)) for f in draws]
+        q = [(1 - band) / 2, (1 + band) / 2]
+        fb = np.quantile(np.stack([e[0] for e in est]), q, axis=0)
+        tb = np.quantile(np.stack([e[1] for e in est]), q, axis=0)
+    res = _result(inputs, first, total, first_ci, total_ci, 0, n, "surrogate", level,
+                  getattr(surrogate, "output_names", ()), t0, fb, tb,
+                  band if draws is not None else None,
+                  {"function_draws": 0 if draws is None else len(draws),
+                   "surrogate": type(surrogate).__name__, "predictions": len(X)})
+    _warn_inconsistent(res)
+    return res
+
+
+# -- figure -------------------------------------------------------------------------------
+
+def plot_sobol(result, axes=None):
+    """Bars of first-order and total indices with their intervals as error bars (and the
+    epistemic band of a surrogate as a thin black bar), one panel per output.
+
+    Returns the matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    first = np.atleast_2d(result.first.T).T
+    k = first.shape[1]
+    if axes is None:
+        fig, axes = plt.subplots(1, k, figsize=(0.9 * len(result.names) * k + 2.5, 3.2),
+                                 squeeze=False)
+        axes = axes[0]
+    axes = np.atleast_1d(axes)
+    if len(axes) != k:
+        raise ValueError(f"{k} outputs need {k} axes, got {len(axes)}")
+    pos = np.arange(len(result.names))
+    w = 0.38
+    for j, ax in enumerate(axes):
+        for off, label, val, ci, bnd in (
+                (-w / 2, "first order", result.first, result.first_ci, result.first_band),
+                (w / 2, "total", result.total, result.total_ci, result.total_band)):
+            v = np.atleast_2d(val.T).T[:, j]
+            c = ci.reshape(2, len(pos), k)[:, :, j]
+            err = np.clip(np.stack([v - c[0], c[1] - v]), 0, None)
+            ax.bar(pos + off, v, w, label=label,
+                   yerr=None if np.isnan(err).all() else err, capsize=3)
+            if bnd is not None:
+                b = bnd.reshape(2, len(pos), k)[:, :, j]
+                ax.vlines(pos + off + w / 4, b[0], b[1], color="k", lw=1.2,
+                          label="epistemic band" if off < 0 else None)
+        ax.set_xticks(pos, result.names)
+        ax.set_ylim(min(0.0, ax.get_ylim()[0]), max(1.0, ax.get_ylim()[1]))
+        ax.axhline(0, color="0.5", lw=0.6)
+        title = (result.output_names[j] if j < len(result.output_names) else
+                 (f"output {j}" if k > 1 else ""))
+        ax.set_title(title)
+        ax.set_ylabel("Sobol' index")
+    axes[0].legend(fontsize=8)
+    fig = axes[0].figure
+    fig.tight_layout()
+    return fig
