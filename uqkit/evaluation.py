@@ -21,7 +21,8 @@ from scipy import special
 
 from .executors import cpu_count, make_executor
 from .propagation import propagate
-from .sampling import Samples
+from .executors import check_picklable
+from .sampling import Samples, inverse_rosenblatt
 
 #: Probabilities are clipped to [EPS, 1 - EPS] before the inverse Rosenblatt transform, so
 #: that |u| up to about 8 maps to finite x (1 - Phi(8.3) is below double precision).
@@ -30,9 +31,7 @@ EPS = 1e-16
 
 def unit_to_x(inputs, P):
     """(n, d) points of the unit hypercube -> (n, d) physical inputs (inverse Rosenblatt)."""
-    P = np.clip(np.asarray(P, dtype=float), EPS, 1.0 - EPS)
-    n, d = P.shape
-    return np.asarray(inputs.joint.inv(P.T), dtype=float).reshape(d, n).T.copy()
+    return inverse_rosenblatt(inputs, np.clip(np.asarray(P, dtype=float), EPS, 1.0 - EPS))
 
 
 def u_to_x(inputs, U):
@@ -108,6 +107,8 @@ class ModelRunner:
             kind = "dask" if self.dask is not None else self.executor
             if kind == "local" and (self.workers or cpu_count()) == 1:
                 kind = "serial"
+            if kind in ("local", "dask"):
+                check_picklable(self.model)
             self._cm = make_executor(kind, workers=self.workers, address=self.dask)
             self._ex = self._cm.__enter__()
         return self

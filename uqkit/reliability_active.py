@@ -30,10 +30,10 @@ count behind Pf_lower and the upper bound of the count behind Pf_upper. The popu
 large enough for the target (about 100 / Pf candidates for a 10 % CoV).
 
 Surrogate protocol: ``fit(X, y)``; mean and epistemic std from ``predict_distribution(X)``
-(an object with ``mean`` and ``epistemic_var``, or a ``(mean, var)`` tuple) if it exists,
-else ``predict(X, return_std=True) -> (mean, std)`` (scikit-learn's
-GaussianProcessRegressor), else ``predict(X)`` returning an object with ``mean`` and
-``epistemic_var``. ``"gp"`` and ``"bdl"`` build one by :func:`uqkit.adapters.make_surrogate`.
+(an object with ``mean`` and ``epistemic_var``: the surrogates of :mod:`surrogates`) if it
+exists, else ``predict(X, return_std=True) -> (mean, std)`` (any scikit-learn regressor with
+an uncertainty, such as GaussianProcessRegressor, whose std then includes the fitted noise).
+``"gp"`` and ``"bdl"`` build one by :func:`uqkit.adapters.make_surrogate`.
 
 With ``store=DIR`` every batch of true runs goes to ``DIR/iter-0000`` (the initial design),
 ``DIR/iter-0001``, ...: the sequence is deterministic for a given seed, so a killed analysis
@@ -61,20 +61,13 @@ def surrogate_mean_std(surrogate, U):
     """(mean, epistemic std), each (n,), of a fitted surrogate at U (see the protocol)."""
     if hasattr(surrogate, "predict_distribution"):
         pred = surrogate.predict_distribution(U)
-        mean, var = pred if isinstance(pred, tuple) else (pred.mean, pred.epistemic_var)
-        std = np.sqrt(np.maximum(np.asarray(var, dtype=float), 0.0))
+        mean, std = pred.mean, np.sqrt(np.maximum(np.asarray(pred.epistemic_var, float), 0.0))
     else:
         try:
-            out = surrogate.predict(U, return_std=True)
+            mean, std = surrogate.predict(U, return_std=True)
         except TypeError:
-            out = surrogate.predict(U)
-        if isinstance(out, tuple):
-            mean, std = out
-        elif hasattr(out, "epistemic_var"):
-            mean, std = out.mean, np.sqrt(np.maximum(out.epistemic_var, 0.0))
-        else:
             raise ValueError(f"{type(surrogate).__name__} gives no epistemic std: it needs "
-                             "predict_distribution(X) or predict(X, return_std=True)")
+                             "predict_distribution(X) or predict(X, return_std=True)") from None
     mean, std = np.asarray(mean, dtype=float), np.asarray(std, dtype=float)
     if mean.size != len(U) or std.size != len(U):
         raise ValueError(f"the surrogate predicted shapes {mean.shape} and {std.shape} for "

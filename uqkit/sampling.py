@@ -125,12 +125,24 @@ def sample(inputs, n, rule="random", seed=None):
         :class:`Samples` of shape (n, d).
     """
     n = check_count(n)
-    u = unit_sample(inputs.dim, n, rule, _check_seed(seed))
-    values = np.asarray(inputs.joint.inv(u.T), dtype=float).reshape(inputs.dim, n).T.copy()
+    values = inverse_rosenblatt(inputs, unit_sample(inputs.dim, n, rule, _check_seed(seed)))
+    inputs.check_samples(values)
+    return Samples(values, inputs.names)
+
+
+def inverse_rosenblatt(inputs, u):
+    """(n, d) points u of the unit hypercube -> (n, d) inputs x = T^-1(u), with T the joint's
+    Rosenblatt transform (the marginal quantiles for independent inputs).
+
+    Raises:
+        ValueError: a point maps to a non-finite input (u on the edge of an unbounded
+            marginal, or a broken distribution); the message names it.
+    """
+    n, d = u.shape
+    values = np.asarray(inputs.joint.inv(u.T), dtype=float).reshape(d, n).T.copy()
     bad = ~np.isfinite(values)
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise ValueError(f"input {inputs.names[c]!r}: the inverse transform of u = {u[r, c]!r} "
                          f"gave {values[r, c]!r}; check the distribution's parameters")
-    inputs.check_samples(values)
-    return Samples(values, inputs.names)
+    return values

@@ -367,7 +367,7 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
 
 def _surrogate_outputs(surrogate, X, function_draws):
     """(mean (m, k), draws (S, m, k) or None) of a surrogate at X."""
-    if function_draws and hasattr(surrogate, "predict_distribution"):
+    if function_draws and _draws_functions(surrogate):
         pred = surrogate.predict_distribution(X, n_samples=function_draws, return_samples=True)
         samples = getattr(pred, "samples", None)
         if samples is None:
@@ -379,10 +379,18 @@ def _surrogate_outputs(surrogate, X, function_draws):
             samples = samples[..., None]
         return _check_outputs(pred.mean, len(X)), samples
     if function_draws:
-        warnings.warn(f"{type(surrogate).__name__} has no predict_distribution: no epistemic "
-                      "band, indices of its predict() only", UserWarning, stacklevel=3)
-    pred = surrogate.predict(X)
-    return _check_outputs(pred if isinstance(pred, np.ndarray) else pred.mean, len(X)), None
+        warnings.warn(f"{type(surrogate).__name__} draws no posterior functions "
+                      "(predict_distribution(X, n_samples=S, return_samples=True)): no epistemic "
+                      "band, the indices of its predict() only", UserWarning, stacklevel=3)
+    return _check_outputs(surrogate.predict(X), len(X)), None
+
+
+def _draws_functions(surrogate):
+    """Whether ``surrogate.predict_distribution`` can return posterior function draws."""
+    import inspect
+
+    method = getattr(surrogate, "predict_distribution", None)
+    return method is not None and "return_samples" in inspect.signature(method).parameters
 
 
 def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws=100,
