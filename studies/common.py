@@ -42,17 +42,32 @@ class StudyInputError(ValueError):
     """Data the user gave a study (a file, say) is unusable: the message names it."""
 
 
+def code_version(*modules):
+    """A hash of the source of the :mod:`surrogates` package and the named modules: the code a
+    study's cached results depend on, so that a changed trainer or study retrains instead of
+    reusing stale fits."""
+    import pkgutil
+
+    import surrogates
+    from uqkit.model import source_digest
+
+    names = sorted(f"surrogates.{m.name}" for m in pkgutil.iter_modules(surrogates.__path__))
+    return source_digest(["surrogates", *names, *modules])
+
+
 def study_cache(study):
     """The study's :class:`uqkit.cache.ResultCache` (``DIR/cache``)."""
     return ResultCache(os.path.join(study.out, "cache"))
 
 
-def run_tasks(study, fn, tasks, version, ignore=(), desc="tasks"):
+def run_tasks(study, fn, tasks, version, ignore=(), desc="tasks", extra=None):
     """Compute, or load from the study's cache, ``fn(payload)`` for every ``name -> payload``
     of ``tasks`` on ``study.workers`` processes. Each result is keyed by the study's
-    :func:`cache_settings` and the task's name, so a run with other settings computes its
+    :func:`cache_settings`, ``extra`` settings, the :func:`code_version` of the surrogates and
+    of ``fn``'s module, and the task's name, so a run with other settings or code computes its
     own results beside the old ones. Returns ``({name: result}, number computed)``."""
-    base = cache_settings(study, version, ignore)
+    base = dict(cache_settings(study, version, ignore), **(extra or {}),
+                code=code_version(fn.__module__))
     return cached_map(fn, {name: (dict(base, task=name), payload)
                            for name, payload in tasks.items()},
                       study_cache(study), study.workers, study.progress, desc)

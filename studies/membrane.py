@@ -22,7 +22,7 @@ from uqkit.presets import table3
 from uqkit.sampling import check_count
 from uqkit.statistics import compare, describe, ks_statistic
 
-from .common import StudyError, locked, study_cache
+from .common import StudyError, code_version, locked, study_cache
 
 PROBES = ("p1", "p2", "p3")
 #: The paper's Table 4 (R^2 on validation data).
@@ -108,8 +108,11 @@ def fe_dataset(study, name, n, seed, model, log, need=1):
     Raises:
         StudyError: fewer than ``need`` runs succeeded (the study cannot go on with them).
     """
+    import hashlib
+
     samples = sample(table3(), n, rule="random", seed=seed)
-    settings = {"dataset": name, "n": n, "seed": seed, "model": model.describe()}
+    settings = {"dataset": name, "n": n, "seed": seed, "model": model.describe(),
+                "inputs_sha256": hashlib.sha256(samples.values.tobytes()).hexdigest()}
     res = propagate(model, samples, workers=study.workers, dask=study.dask,
                     executor="dask" if study.dask else "local",
                     store=study_cache(study).path(f"fe-{name}", settings),
@@ -184,7 +187,7 @@ def fit_settings(study, model):
     return {"seed": study.seed, "epochs": study.epochs, "paper": study.paper,
             "n_pool": n_pool, "n_validation": study.n_validation,
             "n_calibration": study.n_calibration, "priors": study.priors,
-            "model": model.describe(), "fit_version": 4}
+            "model": model.describe(), "code": code_version(__name__), "fit_version": 4}
 
 
 # -- the study ---------------------------------------------------------------------------------

@@ -65,6 +65,14 @@ class WindStudy:
         self.workers = cpu_count() if self.workers is None else int(self.workers)
 
 
+def _file_sha256(path):
+    """The content's hash: a data file replaced at the same path is other data."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
 def reference_fields(data, grid):
     """Thin-plate spline fields per face: {face: (X, Z, {"mean": F, "rms": F})}, F of shape
     (nz, nx) on an nx x nz grid spanning the face."""
@@ -132,8 +140,8 @@ def run(study, log=print):
                         keep = n == n_max and s == 0 and prior == "hierarchical"
                         tasks[f"{face}-{target}-{prior}-{n}-seed{s}"] = (
                             pts, fl[target].ravel(), target, prior, n, s, study.epochs, keep)
-    res, computed = run_tasks(study, _task, tasks, 1, ignore=("seeds", "sizes", "paper"),
-                              desc="wind")
+    res, computed = run_tasks(study, _task, tasks, 1, ignore=("seeds", "sizes", "paper", "tpu"),
+                              desc="wind", extra={"tpu_sha256": _file_sha256(study.tpu)})
     log(f"wind: {computed} fits computed, {len(tasks) - computed} loaded")
     rmse = {target: {prior: {face: {str(n): float(np.median(
         [res[f"{face}-{target}-{prior}-{n}-seed{s}"]["rmse"] for s in range(study.seeds)]))

@@ -105,6 +105,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
     from concurrent.futures import as_completed
 
     from .executors import make_executor
+    from .model import identity_key
 
     results, todo = {}, {}
     for name, (settings, payload) in tasks.items():
@@ -132,7 +133,8 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
             for name, (_, payload) in list(todo.items()):
                 finish(name, fn(payload))
         else:
-            with make_executor("local", workers=min(workers, len(todo))) as ex:
+            with make_executor("local", workers=min(workers, len(todo)),
+                               code_key=identity_key(fn)) as ex:
                 futures = {ex.submit(fn, payload): name for name, (_, payload) in todo.items()}
                 for fut in as_completed(futures):
                     finish(futures[fut], fut.result())

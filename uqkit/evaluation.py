@@ -22,6 +22,7 @@ from scipy import special
 from .executors import cpu_count, make_executor
 from .propagation import propagate
 from .executors import check_picklable
+from .model import identity_key
 from .sampling import Samples, inverse_rosenblatt
 
 #: Probabilities are clipped to [EPS, 1 - EPS] before the inverse Rosenblatt transform, so
@@ -109,7 +110,8 @@ class ModelRunner:
                 kind = "serial"
             if kind in ("local", "dask"):
                 check_picklable(self.model)
-            self._cm = make_executor(kind, workers=self.workers, address=self.dask)
+            self._cm = make_executor(kind, workers=self.workers, address=self.dask,
+                                     code_key=identity_key(self.model))
             self._ex = self._cm.__enter__()
         return self
 

@@ -80,8 +80,9 @@ def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
     threading.Thread(target=watch, name="uqkit-parent-watchdog", daemon=True).start()
 
 
-def worker_init(parent_pid, threads=1):
-    """Initializer of every local worker: thread caps, SIGINT ignored, parent watchdog."""
+def worker_init(parent_pid, threads=1, code_key=None):
+    """Initializer of every local worker: thread caps, SIGINT ignored, parent watchdog.
+    ``code_key`` only tells pools apart (see :func:`local_executor`)."""
     import signal
 
     pin_threads(threads)
@@ -129,19 +130,23 @@ def check_picklable(obj, what="the model"):
             "connections, or run in this process with executor='serial'") from None
 
 
-def local_executor(workers=None, start_method=None, threads=1):
+def local_executor(workers=None, start_method=None, threads=1, code_key=None):
     """A loky process pool of ``workers`` (default: every core) processes, each pinned to
     ``threads`` threads and watching this process (:func:`worker_init`).
 
-    The pool is loky's reusable one: a later call with the same settings gets the same
-    workers back (warm, their imports and JIT caches loaded), and idle workers exit after
-    :data:`IDLE_SECONDS`.
+    The pool is loky's reusable one: a later call with the same settings and the same
+    ``code_key`` gets the same workers back (warm, their imports and JIT caches loaded); another
+    key gets fresh workers. Workers import a model's module once, so a pool kept across a
+    change of the model's code would run the old code: callers pass a key of the model's
+    identity (:func:`uqkit.model.identity_key`, which hashes its code). Idle workers exit
+    after :data:`IDLE_SECONDS`.
 
     Args:
         workers: number of processes.
         start_method: loky's context name: ``"loky"`` (default, fork + exec),
             ``"loky_init_main"`` (also runs the parent's ``__main__``), ``"spawn"``.
         threads: threads per worker.
+        code_key: a string naming the code the workers will run.
     """
     from loky import get_reusable_executor
     from loky.backend.context import get_context
@@ -153,7 +158,7 @@ def local_executor(workers=None, start_method=None, threads=1):
     return get_reusable_executor(max_workers=workers,
                                  context=get_context(start_method or DEFAULT_START_METHOD),
                                  timeout=IDLE_SECONDS, initializer=worker_init,
-                                 initargs=(os.getpid(), threads), env=env)
+                                 initargs=(os.getpid(), threads, code_key), env=env)
 
 
 def stop_executor(ex, wait=True):
@@ -169,7 +174,7 @@ def stop_executor(ex, wait=True):
 
 
 @contextmanager
-def make_executor(kind="local", workers=None, address=None):
+def make_executor(kind="local", workers=None, address=None, code_key=None):
     """Context manager yielding an executor. A local pool stays up for the next call (see
     :func:`local_executor`), except when the block ends by an exception such as
     KeyboardInterrupt: then its workers are killed at once. A Dask client made here is
@@ -180,11 +185,12 @@ def make_executor(kind="local", workers=None, address=None):
         workers: processes of the local pool.
         address: scheduler address of a Dask cluster (``tcp://host:8786``), for ``"dask"``;
             a ``distributed.Client`` object also works.
+        code_key: for ``"local"``, a key of the code to run (see :func:`local_executor`).
     """
     if kind == "serial":
         yield SerialExecutor()
     elif kind == "local":
-        ex = local_executor(workers)
+        ex = local_executor(workers, code_key=code_key)
         try:
             yield ex
         except BaseException:

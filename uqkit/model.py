@@ -19,12 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Status of a row whose model call raised an exception.
+#: Status of a row whose model call raised an exception or returned non-finite outputs.
 RAISED = -2
-#: Status of a row that never reached the model: the infrastructure failed (a worker died, the
-#: task could not be sent). Such rows are not results: they are never stored, and a rerun
-#: computes them.
-INFRASTRUCTURE = -3
 
 
 @dataclass
@@ -32,8 +28,8 @@ class ModelOutput:
     """Outputs of a model on n rows: values (n, k), status (n,), reasons (n,).
 
     ``batch_error`` is the exception (``"Type: message"``) with which the call on the whole
-    batch failed, if it did, and ``rows_rerun`` the rows then run one by one; ``seconds`` the
-    wall time of the evaluation.
+    batch failed, if it did, ``rows_rerun`` the rows then run one by one and ``traceback``
+    the traceback of the first row that raised; ``seconds`` the wall time of the evaluation.
     """
 
     values: np.ndarray
@@ -42,6 +38,7 @@ class ModelOutput:
     batch_error: str = ""
     rows_rerun: int = 0
     seconds: float = 0.0
+    traceback: str = ""
 
     @property
     def ok(self):
@@ -123,17 +120,21 @@ def evaluate(model, X):
         return out
     except Exception as exc:  # noqa: BLE001 - isolated below, row by row
         batch_error = f"{type(exc).__name__}: {exc}"
-    rows = []
+    import traceback
+
+    rows, first_traceback = [], ""
     for x in X:
         try:
             rows.append(normalise_output(model(x[None, :]), 1))
         except Exception as exc:  # noqa: BLE001 - recorded as the row's reason
+            first_traceback = first_traceback or traceback.format_exc()
             rows.append(ModelOutput(np.full((1, 0), np.nan), np.array([RAISED]),
                                     np.array([f"raised {type(exc).__name__}: {exc}"])))
     values = stack_values([r.values for r in rows], [r.status for r in rows], "rows")
     return ModelOutput(values, np.concatenate([r.status for r in rows]),
                        np.concatenate([r.reasons for r in rows]), batch_error=batch_error,
-                       rows_rerun=len(X), seconds=time.perf_counter() - t0)
+                       rows_rerun=len(X), seconds=time.perf_counter() - t0,
+                       traceback=first_traceback)
 
 
 def _versions(module_name):
@@ -168,26 +169,61 @@ def source_digest(module_names):
     return h.hexdigest()
 
 
-def _code_digest(target):
-    """SHA-256 of the bytecode of a function (its closure and defaults included) or of every
-    function of a class; None for anything without Python bytecode."""
+def _code_objects(obj, seen):
+    """The Python functions and classes whose code decides what ``obj`` computes: a function
+    (unwrapped from ``functools.partial`` and bound methods), the classes of an object's MRO
+    (builtins aside), and the functions found in closures, defaults, partial arguments and
+    instance attributes."""
+    import functools
+
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, functools.partial):
+        return _code_objects(obj.func, seen) + [
+            c for v in (*obj.args, *obj.keywords.values()) if _is_code(v)
+            for c in _code_objects(v, seen)]
+    if inspect.ismethod(obj):
+        return _code_objects(obj.__func__, seen) + _code_objects(obj.__self__, seen)
+    if inspect.isfunction(obj):
+        cells = []
+        for cell in obj.__closure__ or ():
+            try:
+                cells.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        return [obj] + [c for v in (*(obj.__defaults__ or ()), *cells) if _is_code(v)
+                        for c in _code_objects(v, seen)]
+    cls = obj if inspect.isclass(obj) else type(obj)
+    found = [c for c in cls.__mro__ if c.__module__ != "builtins"]
+    parts = [] if inspect.isclass(obj) else [
+        v for _, v in sorted(getattr(obj, "__dict__", {}).items()) if _is_code(v)]
+    return found + [c for v in parts for c in _code_objects(v, seen)]
+
+
+def _is_code(v):
+    import functools
+
+    return inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial)
+
+
+def _bytecode(target):
+    """The bytecode of a function (closure and defaults included) or of a class's own
+    functions, as bytes; empty for anything without Python bytecode."""
     import marshal
     import pickle
 
-    funcs = [target] if inspect.isfunction(target) else (
-        [v for _, v in sorted(vars(target).items()) if inspect.isfunction(v)]
-        if inspect.isclass(target) else [])
-    if not funcs:
-        return None
-    h = hashlib.sha256()
+    funcs = [target] if inspect.isfunction(target) else [
+        v for _, v in sorted(vars(target).items()) if inspect.isfunction(v)]
+    out = []
     for f in funcs:
-        h.update(marshal.dumps(f.__code__))
-        for value in [*(f.__defaults__ or ()), *(c.cell_contents for c in f.__closure__ or ())]:
+        out.append(marshal.dumps(f.__code__))
+        for value in f.__defaults__ or ():
             try:
-                h.update(pickle.dumps(value, protocol=4))
-            except Exception:  # noqa: BLE001 - a lambda in a closure: its code
-                h.update((_code_digest(value) or repr(type(value))).encode())
-    return h.hexdigest()
+                out.append(pickle.dumps(value, protocol=4))
+            except Exception:  # noqa: BLE001 - a function: its code is hashed on its own
+                out.append(repr(type(value)).encode())
+    return b"".join(out)
 
 
 def fingerprint(obj):
@@ -196,31 +232,42 @@ def fingerprint(obj):
     It hashes, so that a store never mixes results of two different models:
 
     * the object's state, pickled (its parameters, weights, bound arguments);
-    * the bytecode of the function, or of the methods of the object's class (a function in a
-      notebook, a lambda or a closure has no other identity: a plain pickle holds functions
-      and classes by name only);
-    * the source of the module that defines it (a changed function body or class attribute
+    * the bytecode of every function and class that decides what it computes
+      (:func:`_code_objects`: a function in a notebook, a lambda or a closure has no other
+      identity, since a plain pickle holds functions and classes by name only);
+    * the source of the modules that define them (a changed function body or class attribute
       changes it);
-    * the versions of the installed packages that provide that module.
+    * the versions of the installed packages that provide those modules.
 
-    ``strong`` is False when neither bytecode nor the module's source could be had (a
-    callable written in C, say); :func:`describe_model` then warns.
+    ``strong`` is False when no Python bytecode decides the result (a callable written in C,
+    say); :func:`describe_model` then warns.
     """
     import pickle
 
-    target = obj if (inspect.isfunction(obj) or inspect.isclass(obj)) else type(obj)
-    module = getattr(target, "__module__", None) or "?"
     try:
         state = pickle.dumps(obj, protocol=4)
     except Exception:  # noqa: BLE001 - lambdas, closures: identified by their code below
         state = b""
-    code = _code_digest(target)
-    source = source_digest([module]) if module in sys.modules else None
+    targets = _code_objects(obj, set())
+    code = b"".join(_bytecode(t) for t in targets)
+    modules = sorted({t.__module__ for t in targets if t.__module__ in sys.modules})
+    sources = [source_digest([m]) or "" for m in modules]
+    versions = sorted({kv for m in modules for kv in _versions(m).items()})
     h = hashlib.sha256()
-    for part in (state, code or "", source or "", repr(sorted(_versions(module).items()))):
-        h.update(hashlib.sha256(part if isinstance(part, bytes) else part.encode()).digest())
-    return {"sha256": h.hexdigest(), "module": module,
-            "strong": code is not None or source is not None}
+    for part in (state, code, repr(sources).encode(), repr(versions).encode()):
+        h.update(hashlib.sha256(part).digest())
+    target = targets[0] if targets else type(obj)
+    return {"sha256": h.hexdigest(), "module": getattr(target, "__module__", "?"),
+            "strong": bool(code)}
+
+
+def identity_key(model):
+    """A short hash of a model's identity (its ``describe()``, else its :func:`fingerprint`),
+    without the warning of :func:`describe_model`."""
+    import json
+
+    ident = model.describe() if hasattr(model, "describe") else fingerprint(model)["sha256"]
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def describe_model(model):

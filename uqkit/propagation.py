@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .executors import SerialExecutor, check_picklable, cpu_count, make_executor
-from .model import RAISED, ModelOutput, describe_model, evaluate, stack_values
+from .model import RAISED, ModelOutput, describe_model, evaluate, identity_key, stack_values
 from .sampling import Samples
 from .store import StudyStore
 
@@ -30,7 +30,8 @@ log = logging.getLogger("uqkit")
 
 #: ``retry_failed`` settings: which stored failures a rerun computes again.
 RETRY = ("errors", "all", "none")
-#: Rows that must all have raised one and the same error before a propagation stops early.
+#: Rows that must all have raised one and the same error before a propagation stops early
+#: (they must also include the first, the middle and the last chunk to compute).
 SYSTEMATIC_ROWS = 32
 
 
@@ -150,9 +151,9 @@ def _align(model, samples):
 
 
 def _retry_mask(status, reasons, retry_failed):
-    """Stored rows a rerun computes again: rows that raised (``"errors"``, the default: an
-    exception may come from the environment rather than the inputs), every failed row
-    (``"all"``), or none."""
+    """Stored rows a rerun computes again: rows that raised or gave non-finite outputs
+    (``"errors"``, the default: an exception may come from the environment rather than the
+    inputs), every failed row (``"all"``), or none."""
     if retry_failed == "all":
         return status != 0
     if retry_failed == "errors":
@@ -178,8 +179,9 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
         settings: extra JSON-friendly settings recorded in the store's manifest (a seed, ...).
         progress: show a tqdm progress bar with throughput and ETA.
         retry_failed: which failures stored by an earlier run are computed again:
-            ``"errors"`` (rows whose model call raised; default), ``"all"`` (also the failures
-            the model reported itself, such as non-convergence) or ``"none"``.
+            ``"errors"`` (rows whose model call raised or returned NaN or inf; default),
+            ``"all"`` (also the failures the model reported itself, such as non-convergence)
+            or ``"none"``.
 
     Returns:
         :class:`PropagationResult`.
@@ -231,6 +233,7 @@ class _Run:
         self.held = []  # finished chunks not saved yet (see _finish)
         # the one error that every row computed so far raised; False once a row did not
         self.systematic = None
+        self.probes = set()
         self.rows_rerun, self.batch_errors = 0, Counter()
 
     def rows(self, i):
@@ -257,6 +260,15 @@ class _Run:
             else:
                 del self.todo[i]
 
+    def order(self):
+        """The chunks to compute, the first, middle and last first: a run that fails in all
+        three on one error is broken, while an ordered sweep that only starts in a region
+        where the model raises is not (see :meth:`_finish`)."""
+        todo = list(self.todo)
+        probes = list(dict.fromkeys((todo[0], todo[len(todo) // 2], todo[-1])))
+        self.probes = set(probes)
+        return probes + [i for i in todo if i not in self.probes]
+
     def _size(self, i):
         rows = self.todo[i]
         return len(self.X[self.rows(i)]) if rows is None else len(rows)
@@ -278,7 +290,8 @@ class _Run:
                 if kind is None:
                     self._run(executor)
                 else:
-                    with make_executor(kind, workers=workers, address=dask) as ex:
+                    with make_executor(kind, workers=workers, address=dask,
+                                       code_key=identity_key(self.model)) as ex:
                         self._run(ex)
         except KeyboardInterrupt:
             self._flush()
@@ -306,13 +319,13 @@ class _Run:
             batch_errors=self.batch_errors)
 
     def _run(self, ex):
+        order = self.order()
         if isinstance(ex, SerialExecutor):
             # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
-            for i in list(self.todo):
+            for i in order:
                 self._finish(i, _run_chunk(self.model, self.task_inputs(i)))
             return
-        futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i)): i
-                   for i in list(self.todo)}
+        futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i)): i for i in order}
         try:
             for fut in as_completed(futures):
                 self._finish(futures[fut], self._result(fut))
@@ -350,19 +363,22 @@ class _Run:
         self.parts[i] = out
         self.held.append(i)
         # A run whose every row raises one and the same error is broken, not unlucky: hold its
-        # chunks back, and stop once SYSTEMATIC_ROWS rows (or all of them) agree.
+        # chunks back, and stop once the first, middle and last chunk and SYSTEMATIC_ROWS rows
+        # (or all of them) agree.
         raised = set(out.reasons[out.status == RAISED].tolist())
         if self.systematic is not False and (out.status == RAISED).all() and len(raised) == 1 \
                 and self.systematic in (None, *raised):
             self.systematic = raised.pop()
             n_held = sum(len(self.parts[j].status) for j in self.held)
-            if n_held >= SYSTEMATIC_ROWS or not self.todo:
+            if (n_held >= SYSTEMATIC_ROWS and self.probes <= set(self.held)) or not self.todo:
                 for j in self.held:
                     self.parts[j] = None
                 self.held = []
+                where = ("at the start, middle and end of the sample " if self.todo else "")
                 raise PropagationError(
-                    f"every one of the first {n_held} runs failed with the same error, so the "
-                    f"run was stopped and none of them stored: {self.systematic}")
+                    f"every one of the first {n_held} runs {where}failed with the same error, "
+                    f"so the run was stopped and none of them stored: {self.systematic}"
+                    + (f"\n\nThe model's traceback:\n{out.traceback}" if out.traceback else ""))
             return
         self.systematic = False
         self._flush()

@@ -31,8 +31,9 @@ def _drop_seconds(obj):
 
 @pytest.mark.parametrize("kind", ["membrane", "moons"])
 def test_same_numbers_with_one_and_two_workers_and_on_a_second_run(tmp_path, kind):
+    """a: one worker; b: two; c: two again in a new directory; b again: all loaded."""
     reports = []
-    for name, workers in (("a", 1), ("b", 2), ("c", 2)):
+    for name, workers in (("a", 1), ("b", 2), ("c", 2), ("b", 2)):
         out = tmp_path / name
         if kind == "membrane":
             run_membrane(MembraneStudy(out=str(out), train_sizes=(16,), n_seeds=1,
@@ -43,4 +44,7 @@ def test_same_numbers_with_one_and_two_workers_and_on_a_second_run(tmp_path, kin
             run_moons(MoonsStudy(out=str(out), seeds=1, epochs=10, batch_size=60, lr=0.03,
                                  workers=workers, progress=False), log=lambda *_: None)
         reports.append(numbers(out))
-    assert reports[0] == reports[1] == reports[2]
+    assert reports[0] == reports[1] == reports[2] == reports[3]
+    report = json.load(open(tmp_path / "b" / "report.json"))
+    if kind == "membrane":  # the rerun computed nothing
+        assert report["fe_runs_computed"] == 0 and report["fe_runs_loaded"] == 32 + 24 + 24 + 64

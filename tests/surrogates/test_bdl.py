@@ -242,3 +242,22 @@ def test_recalibration_restores_nominal_coverage(tmp_path):
     model.save(tmp_path / "m.pt")
     np.testing.assert_array_equal(
         BDL.load(tmp_path / "m.pt").predict_distribution(xt).total_var, pred.total_var)
+
+
+def test_models_saved_by_the_previous_version_still_load(tmp_path):
+    """Format 1 had one class with a task setting and a class count instead of labels."""
+    x = np.random.default_rng(0).uniform(-1, 1, (40, 2))
+    for model, task in ((BDL(hidden=(4,), epochs=5).fit(x, x[:, 0]), "regression"),
+                        (BDLClassifier(hidden=(4,), epochs=5).fit(x, (x[:, 0] > 0).astype(int)),
+                         "classification")):
+        model.save(tmp_path / "new.pt")
+        blob = torch.load(tmp_path / "new.pt", weights_only=True)
+        classes = blob.pop("classes")
+        del blob["estimator"]
+        blob["version"] = 1
+        blob["config"] = dict(blob["config"], task=task, progress=False)
+        blob["n_classes"] = None if classes is None else len(classes)
+        torch.save(blob, tmp_path / "old.pt")
+        old = BDL.load(tmp_path / "old.pt")
+        assert type(old) is type(model)
+        np.testing.assert_array_equal(old.predict(x), model.predict(x))

@@ -133,6 +133,23 @@ def test_a_changed_function_body_or_class_attribute_is_a_different_model(tmp_pat
         propagate(m2.f, X, executor="serial", store=str(tmp_path / "s"), progress=False)
 
 
+def test_wrapped_and_inherited_code_is_part_of_the_identity(tmp_path, monkeypatch):
+    import functools
+
+    body = ("def f(X, a=1):\n    return X * a{}\n"
+            "class Base:\n    def __call__(self, X):\n        return X * 2{}\n")
+    m1 = _module(tmp_path, monkeypatch, body.format("", ""))
+    (tmp_path / "child.py").write_text("import mymodel\nclass Child(mymodel.Base):\n    pass\n")
+    sys.modules.pop("child", None)
+    child = importlib.import_module("child")
+    before = describe_model(functools.partial(m1.f, a=2)), describe_model(child.Child())
+    m2 = _module(tmp_path, monkeypatch, body.format(" + 1", " + 1"))
+    sys.modules.pop("child", None)
+    child = importlib.import_module("child")
+    after = describe_model(functools.partial(m2.f, a=2)), describe_model(child.Child())
+    assert before[0] != after[0] and before[1] != after[1]
+
+
 def test_lambdas_are_told_apart_by_their_code():
     assert describe_model(lambda X: X + 1) != describe_model(lambda X: X + 2)
 
@@ -183,11 +200,25 @@ def always_fails(X):
 
 def test_a_run_whose_every_row_fails_the_same_way_stops_and_stores_nothing(tmp_path):
     store = tmp_path / "s"
-    with pytest.raises(PropagationError, match="every one of the first .* runs failed with the "
-                                               "same error.*NUMBA_NUM_THREADS"):
+    with pytest.raises(PropagationError, match="(?s)every one of the first .* runs at the "
+                       "start, middle and end of the sample failed with the same error.*"
+                       "NUMBA_NUM_THREADS.*traceback.*in always_fails"):
         propagate(always_fails, np.zeros((500, 1)), executor="serial", chunk_size=8,
                   store=str(store), progress=False)
     assert not list((store / "chunks").iterdir())
+
+
+def sqrt_of_nonnegative(X):
+    if (X[:, 0] < 0).any():
+        raise ValueError("x must be >= 0")
+    return np.sqrt(X)
+
+
+def test_an_ordered_sweep_that_starts_where_the_model_raises_is_not_stopped():
+    res = propagate(sqrt_of_nonnegative, np.linspace(-1, 1, 200)[:, None], executor="serial",
+                    progress=False)
+    x = np.linspace(-1, 1, 200)
+    assert (res.ok == (x >= 0)).all() and np.allclose(res.outputs[x >= 0, 0], np.sqrt(x[x >= 0]))
 
 
 class Flaky:

@@ -223,3 +223,20 @@ def test_interrupt_while_saving_keeps_every_other_finished_chunk(tmp_path, monke
     # every finished chunk is kept, the one whose save was interrupted saved again
     assert info.value.saved == 20 and info.value.total == 20
     assert len(os.listdir(tmp_path / "s" / "chunks")) == 5
+
+
+def test_a_changed_model_module_gets_fresh_workers(tmp_path, monkeypatch):
+    """Workers import a model's module once; a pool reused after the code changed would run
+    the old code (a notebook's importlib.reload, say)."""
+    import importlib
+
+    (tmp_path / "changing.py").write_text("def model(X):\n    return 2 * X\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    import changing
+
+    X = np.ones((8, 1))
+    assert propagate(changing.model, X, workers=2, chunk_size=4, progress=False).outputs[0, 0] == 2
+    (tmp_path / "changing.py").write_text("def model(X):\n    return 3 * X\n")
+    importlib.reload(changing)
+    assert propagate(changing.model, X, workers=2, chunk_size=4, progress=False).outputs[0, 0] == 3
