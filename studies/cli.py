@@ -42,6 +42,9 @@ def add_study(sub):
     m.add_argument("--n-truth", type=int, default=20_000)
     m.add_argument("--epochs", type=int, default=1000)
     m.add_argument("--no-progress", action="store_true")
+    m.add_argument("--retry-failed", action="store_true",
+                   help="also rerun FE runs the store holds as not converged (runs that raised "
+                        "an error are always rerun)")
     m.set_defaults(func=_run_membrane)
 
     r = studies.add_parser("regression", help="x sin x regression benchmark (paper example 1)")
@@ -99,7 +102,7 @@ def _run_membrane(args):
                       n_calibration=args.n_calibration,
                       n_seeds=args.n_seeds, n_uq_train=args.n_uq_train,
                       n_surrogate_mc=args.n_surrogate_mc, n_truth=args.n_truth,
-                      dask=args.dask, epochs=args.epochs)
+                      dask=args.dask, epochs=args.epochs, retry_failed=args.retry_failed)
 
 
 def _run_regression(args):

@@ -5,7 +5,7 @@ from uqkit.cache import ResultCache, cached_map, write_json
 
 
 #: Study settings that say where and how runs execute, not what they compute.
-RUNTIME = ("out", "workers", "dask", "progress")
+RUNTIME = ("out", "workers", "dask", "progress", "retry_failed")
 
 
 def cache_settings(study, version, ignore=()):

@@ -50,6 +50,8 @@ class MembraneStudy:
         paper: train with the paper's exact settings (batch 16, 200 ELBO samples) and use
             the paper's 5e5 truth.
         workers: processes for FE runs and training; dask: a Dask scheduler address for the FE.
+        retry_failed: also compute again the FE runs a store holds as failed by the solver
+            (non-convergence); runs that raised are always computed again.
     """
 
     out: str
@@ -68,6 +70,7 @@ class MembraneStudy:
     n_paths: int = 30
     progress: bool = True
     priors: dict = field(default_factory=lambda: dict(PRIORS))
+    retry_failed: bool = False
 
     def __post_init__(self):
         for name in ("n_validation", "n_calibration", "n_seeds", "n_uq_train", "n_surrogate_mc",
@@ -116,7 +119,8 @@ def fe_dataset(study, name, n, seed, model, log, need=1):
     res = propagate(model, samples, workers=study.workers, dask=study.dask,
                     executor="dask" if study.dask else "local",
                     store=study_cache(study).path(f"fe-{name}", settings),
-                    settings={"dataset": name, "seed": seed}, progress=study.progress)
+                    settings={"dataset": name, "seed": seed}, progress=study.progress,
+                    retry_failed="all" if study.retry_failed else "errors")
     log(f"FE {name}: {res.summary()}")
     ok = res.ok
     if ok.sum() < need:

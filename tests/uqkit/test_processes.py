@@ -107,10 +107,11 @@ SLOW_CHUNKS = """
     DIR = sys.argv[1] if len(sys.argv) > 1 else {dir!r}
 
     def model(X):
-        # rows of value < 16 are fast; the others hang
+        # chunks 0-3 and the middle and last (5 and 9, which propagate runs first) are fast;
+        # the others hang
         with open(os.path.join(DIR, "pids"), "a") as fh:
             fh.write(f"{{os.getpid()}}\\n")
-        if X[0, 0] >= 16:
+        if X[0, 0] >= 16 and X[0, 0] not in (20, 36):
             time.sleep(120)
         else:
             open(os.path.join(DIR, f"done-{{int(X[0, 0])}}"), "w").close()
@@ -139,9 +140,10 @@ def test_ctrl_c_stops_promptly_and_saves_every_finished_chunk(tmp_path):
     proc = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        # the four fast chunks (rows 0-15) are done; both workers hang in slow ones
-        _wait_for(lambda: all(os.path.exists(tmp_path / f"done-{i}") for i in (0, 4, 8, 12))
-                  and len(open(tmp_path / "pids").read().split()) >= 6)
+        # the six fast chunks are done; both workers hang in slow ones
+        _wait_for(lambda: all(os.path.exists(tmp_path / f"done-{i}")
+                              for i in (0, 4, 8, 12, 20, 36))
+                  and len(open(tmp_path / "pids").read().split()) >= 8)
         time.sleep(0.5)
         t0 = time.time()
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
@@ -151,10 +153,10 @@ def test_ctrl_c_stops_promptly_and_saves_every_finished_chunk(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
-    assert out.strip() == (f"saved 16 of 40 runs to {tmp_path / 'store'}; rerun the same "
+    assert out.strip() == (f"saved 24 of 40 runs to {tmp_path / 'store'}; rerun the same "
                            "command to resume")
     chunks = sorted(os.listdir(tmp_path / "store" / "chunks"))
-    assert chunks == [f"chunk-{i:06d}.npz" for i in range(4)]
+    assert chunks == [f"chunk-{i:06d}.npz" for i in (0, 1, 2, 3, 5, 9)]
     pids = {int(p) for p in open(tmp_path / "pids").read().split()}
     _wait_for(lambda: not any(_alive(p) for p in pids), timeout=10)
 
