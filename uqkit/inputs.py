@@ -11,68 +11,18 @@ Example:
     >>> inputs.names, inputs.dim
     (('x', 'y'), 2)
 """
-import math
 import re
 
 import chaospy
 import numpy as np
 
-#: Distribution names accepted in specs, mapped to chaospy classes.
-DISTRIBUTIONS = {
-    "normal": chaospy.Normal,
-    "uniform": chaospy.Uniform,
-    "lognormal": chaospy.LogNormal,
-    "truncnormal": chaospy.TruncNormal,
-    "gamma": chaospy.Gamma,
-    "beta": chaospy.Beta,
-    "exponential": chaospy.Exponential,
-    "weibull": chaospy.Weibull,
-    "gumbel": chaospy.LogWeibull,
-    "triangle": chaospy.Triangle,
-    "studentt": chaospy.StudentT,
-}
+from .distributions import parse_distribution  # noqa: F401 - part of this module's API
+
 #: Copula names accepted by :meth:`RandomInputs.with_copula`.
 COPULAS = {"nataf": chaospy.Nataf, "clayton": chaospy.Clayton, "gumbel": chaospy.Gumbel,
            "joe": chaospy.Joe, "t": chaospy.TCopula}
 #: Probability mass allowed outside user bounds.
 BOUND_TOLERANCE = 1e-9
-
-
-def parse_distribution(spec, name="input"):
-    """A chaospy distribution from ``spec``: a chaospy distribution, a string such as
-    ``"normal(2, 0.05)"``, or a tuple ``("normal", 2, 0.05)``.
-
-    >>> parse_distribution("uniform(0.001, 0.002)").upper
-    array([0.002])
-    """
-    if isinstance(spec, chaospy.Distribution):
-        return spec
-    if isinstance(spec, str):
-        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*\((.*)\)\s*", spec)
-        if not m:
-            raise ValueError(f"{name}: cannot read distribution {spec!r}; write it as "
-                             "'normal(2, 0.05)'")
-        kind = m.group(1)
-        try:
-            args = [float(a) for a in m.group(2).split(",") if a.strip()]
-        except ValueError:
-            raise ValueError(f"{name}: distribution {spec!r} has a non-numeric parameter") from None
-    elif isinstance(spec, (tuple, list)) and spec and isinstance(spec[0], str):
-        kind, args = spec[0], list(spec[1:])
-    else:
-        raise ValueError(f"{name}: expected a chaospy distribution, a string like "
-                         f"'normal(0, 1)' or a tuple like ('normal', 0, 1), got {spec!r}")
-    cls = DISTRIBUTIONS.get(kind.lower())
-    if cls is None:
-        raise ValueError(f"{name}: unknown distribution {kind!r}; known: "
-                         f"{', '.join(sorted(DISTRIBUTIONS))}")
-    for a in args:
-        if not isinstance(a, (int, float)) or not math.isfinite(a):
-            raise ValueError(f"{name}: parameter {a!r} of {kind} is not a finite number")
-    try:
-        return cls(*args)
-    except Exception as exc:  # chaospy raises assorted errors for bad parameters
-        raise ValueError(f"{name}: invalid parameters {tuple(args)} for {kind}: {exc}") from None
 
 
 class RandomInputs:

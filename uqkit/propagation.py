@@ -150,7 +150,7 @@ def _align(model, samples):
     return Samples(X, names), X
 
 
-def _retry_mask(status, reasons, retry_failed):
+def _retry_mask(status, retry_failed):
     """Stored rows a rerun computes again: rows that raised or gave non-finite outputs
     (``"errors"``, the default: an exception may come from the environment rather than the
     inputs), every failed row (``"all"``), or none."""
@@ -254,7 +254,7 @@ class _Run:
             self.parts[i] = part
             if part.ok.any():  # the model works here: a rerun's errors are the rows' own
                 self.systematic = False
-            retry = np.flatnonzero(_retry_mask(part.status, part.reasons, retry_failed))
+            retry = np.flatnonzero(_retry_mask(part.status, retry_failed))
             if len(retry):
                 self.todo[i] = retry
             else:

@@ -25,7 +25,7 @@ def test_report_structure(tiny):
     assert set(data["r2"]["direct"]) == {"16", "32"}
     assert all(len(v) == 3 for pr in data["r2"].values() for v in pr.values())
     assert set(data["ks"]) == set(data["wasserstein"]) == {"p1", "p2", "p3"}
-    assert data["fe_runs_computed"] == 96 + 200 + 100 + 2000 and data["fe_runs_loaded"] == 0
+    assert data["fe_runs_computed"] == 106 + 200 + 100 + 2000 and data["fe_runs_loaded"] == 0
     assert data["fe_runs_failed"] == 0
     assert data["timings"]["fe_seconds_per_run"] > 0
     for name in ("fig7a_load_paths.png", "fig7c_predictive.png", "fig8_kde.png", "report.md"):
@@ -51,7 +51,7 @@ def test_surrogate_distribution_close_to_truth(tiny):
 def test_rerun_recomputes_nothing(tiny):
     study, first = tiny
     again = run(study, log=lambda *_: None)
-    assert again["fe_runs_computed"] == 0 and again["fe_runs_loaded"] == 96 + 200 + 100 + 2000
+    assert again["fe_runs_computed"] == 0 and again["fe_runs_loaded"] == 106 + 200 + 100 + 2000
     assert again["r2"] == first["r2"]
     assert again["timings"]["fe_seconds_per_run"] == first["timings"]["fe_seconds_per_run"]
 

@@ -47,4 +47,4 @@ def test_same_numbers_with_one_and_two_workers_and_on_a_second_run(tmp_path, kin
     assert reports[0] == reports[1] == reports[2] == reports[3]
     report = json.load(open(tmp_path / "b" / "report.json"))
     if kind == "membrane":  # the rerun computed nothing
-        assert report["fe_runs_computed"] == 0 and report["fe_runs_loaded"] == 32 + 24 + 24 + 64
+        assert report["fe_runs_computed"] == 0 and report["fe_runs_loaded"] == 42 + 24 + 24 + 64

@@ -289,7 +289,7 @@ def test_a_bug_inside_a_study_is_not_a_usage_error(tmp_path, monkeypatch):
     assert main(["study", "moons", "--out", str(tmp_path), "--seeds", "0"]) == 2
 
 
-def test_an_interrupted_run_exits_130_with_one_line(monkeypatch, capsys):
+def test_an_interrupted_run_exits_130_with_one_line(tmp_path, monkeypatch, capsys):
     import studies.moons
     from uqkit.cli import main
     from uqkit.propagation import PropagationInterrupted
@@ -298,7 +298,7 @@ def test_an_interrupted_run_exits_130_with_one_line(monkeypatch, capsys):
         raise PropagationInterrupted(300, 1000, "DIR/store")
 
     monkeypatch.setattr(studies.moons, "run", interrupted)
-    assert main(["study", "moons", "--out", "x", "--no-progress"]) == 130
+    assert main(["study", "moons", "--out", str(tmp_path), "--no-progress"]) == 130
     assert capsys.readouterr().err == ("saved 300 of 1000 runs to DIR/store; rerun the same "
                                        "command to resume\n")
 
