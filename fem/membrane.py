@@ -21,6 +21,32 @@ DEFAULT_PROBES = PAPER_PROBES
 MODES = ("fast", "paper")
 
 
+#: Share of the machine's memory a solve may plan to use.
+MEMORY_SHARE = 0.8
+
+
+def solver_memory_bytes(nx, ny):
+    """Bytes of the two banded stiffness matrices of an nx x ny mesh (the bulk of a solve):
+    3 (nx + 1)(ny + 1) unknowns times a band of 3 (min(nx, ny) + 2) + 1 (nodes are numbered
+    along the shorter side), 8 bytes each. 400 x 200: 2.3 GB.
+
+    >>> round(solver_memory_bytes(400, 200) / 1e9, 2)
+    2.35
+    """
+    neq = 3 * (nx + 1) * (ny + 1)
+    return 2 * neq * (3 * (min(nx, ny) + 2) + 1) * 8
+
+
+def physical_memory_bytes():
+    """This machine's memory, or None where the platform does not tell."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
 def _check_positive(name, value):
     _check_finite(name, value)
     if value <= 0:
@@ -206,6 +232,14 @@ class Membrane:
         _check_finite("p", p)
         _check_int("nx", nx)
         _check_int("ny", ny)
+        if nx < 2 or ny < 2:
+            raise ValueError(f"the mesh needs at least 2 x 2 elements, so that a node lies "
+                             f"inside the edges, got nx={nx}, ny={ny}")
+        need, have = solver_memory_bytes(nx, ny), physical_memory_bytes()
+        if have and need > MEMORY_SHARE * have:
+            raise ValueError(f"a {nx} x {ny} mesh needs about {need / 2 ** 30:.3g} GiB for the "
+                             f"solver's stiffness matrices, more than {MEMORY_SHARE:.0%} of this "
+                             f"machine's {have / 2 ** 30:.3g} GiB; use a coarser mesh")
         self.l, self.b, self.t, self.E, self.nu, self.p = map(float, (l, b, t, E, nu, p))
         self.nx, self.ny = int(nx), int(ny)
         self.edges = normalise_edges(edges)

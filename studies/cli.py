@@ -12,10 +12,11 @@ from .common import StudyError, StudyInputError
 
 
 def _common(p):
-    p.add_argument("--out", required=True, help="output directory (results are cached there)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output directory: report, figures and the cache of every result")
     p.add_argument("--workers", type=int, help="local processes (default: every core)")
     p.add_argument("--paper", action="store_true", help="the paper's (long) training settings")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def add_study(sub):
@@ -25,8 +26,10 @@ def add_study(sub):
     m = studies.add_parser("membrane", help="membrane UQ end to end (paper example 3)",
                            description="Table-3 inputs -> FE data -> BDL surrogates -> "
                            "surrogate Monte Carlo vs FE truth.")
-    m.add_argument("--out", required=True, help="output directory (also the study store)")
-    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--out", required=True, metavar="DIR",
+                   help="output directory: report, figures and the cache of every result")
+    m.add_argument("--seed", type=int, default=0,
+                   help="master seed of every data set and fit (default 0)")
     where = m.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, help="local processes (default: every core)")
     where.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler for the FE runs")
@@ -34,14 +37,21 @@ def add_study(sub):
                    help="the paper's settings: 5e5 FE truth, batch 16, 200 ELBO samples")
     m.add_argument("--train-sizes", default="64,128,256,512",
                    help="comma-separated training sizes (default 64,128,256,512)")
-    m.add_argument("--n-seeds", type=int, default=3)
-    m.add_argument("--n-validation", type=int, default=1000)
-    m.add_argument("--n-calibration", type=int, default=500)
-    m.add_argument("--n-uq-train", type=int, default=1000)
-    m.add_argument("--n-surrogate-mc", type=int, default=100_000)
-    m.add_argument("--n-truth", type=int, default=20_000)
-    m.add_argument("--epochs", type=int, default=1000)
-    m.add_argument("--no-progress", action="store_true")
+    m.add_argument("--n-seeds", type=int, default=3,
+                   help="training seeds per prior and size; Table 4 gives medians (default 3)")
+    m.add_argument("--n-validation", type=int, default=1000,
+                   help="held-out FE runs that score the fits (default 1000)")
+    m.add_argument("--n-calibration", type=int, default=500,
+                   help="further held-out FE runs for the variance recalibration (default 500)")
+    m.add_argument("--n-uq-train", type=int, default=1000,
+                   help="FE runs the UQ surrogates train on (default 1000)")
+    m.add_argument("--n-surrogate-mc", type=int, default=100_000,
+                   help="surrogate Monte Carlo samples (default 100000)")
+    m.add_argument("--n-truth", type=int, default=20_000,
+                   help="FE Monte Carlo truth samples (default 20000; --paper: 500000)")
+    m.add_argument("--epochs", type=int, default=1000,
+                   help="training epochs of every BDL fit (default 1000)")
+    m.add_argument("--no-progress", action="store_true", help="no progress bars")
     m.add_argument("--retry-failed", action="store_true",
                    help="also rerun FE runs the store holds as not converged (runs that raised "
                         "an error are always rerun)")
@@ -49,23 +59,23 @@ def add_study(sub):
 
     r = studies.add_parser("regression", help="x sin x regression benchmark (paper example 1)")
     _common(r)
-    r.add_argument("--seeds", type=int, default=10)
+    r.add_argument("--seeds", type=int, default=10, help="data draws per cell (default 10)")
     r.add_argument("--tempered-kl", type=float, default=0.3,
                    help="KL weight of the BDL-tempered row, in (0, 1] (default 0.3)")
     r.set_defaults(func=_run_regression)
 
     c = studies.add_parser("moons", help="two-moons classification with six priors (example 2)")
     _common(c)
-    c.add_argument("--seeds", type=int, default=5)
-    c.add_argument("--epochs", type=int, default=300)
+    c.add_argument("--seeds", type=int, default=5, help="data draws per cell (default 5)")
+    c.add_argument("--epochs", type=int, default=300, help="training epochs (default 300)")
     c.set_defaults(func=_run_moons)
 
     w = studies.add_parser("wind", help="wind-pressure fields on a tall building (example 4)")
     _common(w)
     w.add_argument("--tpu", metavar="FILE.mat",
                    help="a TPU high-rise database file (default: the shipped synthetic one)")
-    w.add_argument("--seeds", type=int, default=2)
-    w.add_argument("--epochs", type=int, default=1000)
+    w.add_argument("--seeds", type=int, default=2, help="training draws per cell (default 2)")
+    w.add_argument("--epochs", type=int, default=1000, help="training epochs (default 1000)")
     w.set_defaults(func=_run_wind)
 
 
@@ -75,6 +85,9 @@ def _run_study(name, module, cls, args, **settings):
     raised while the study runs is not, and keeps its traceback."""
     import importlib
 
+    from uqkit.cli import check_output_dir
+
+    check_output_dir(args.out)
     mod = importlib.import_module(module)
     try:
         study = getattr(mod, cls)(out=args.out, paper=args.paper, workers=args.workers,

@@ -29,22 +29,35 @@ class Parser(argparse.ArgumentParser):
 
 def _add_fe(sub):
     p = sub.add_parser("fe", help="solve one membrane with the built-in FE model",
-                       description="Solve the clamped membrane under uniform pressure.")
-    for name, help_ in (("l", "length along x"), ("b", "width along y"), ("t", "thickness"),
-                        ("E", "Young's modulus"), ("nu", "Poisson's ratio")):
+                       description="Solve the clamped membrane under uniform pressure. Units "
+                       "are any consistent set: lengths in one unit L, E and p in force per "
+                       "L^2 (the paper: l ~ 2, b ~ 1, t ~ 0.0015, E ~ 210, p = 100). Probes are "
+                       "the paper's points p1 (1, 0.5), p2 (0.6, 0.2), p3 (1.6, 0.8) of the "
+                       "reference configuration.")
+    for name, help_ in (("l", "length along x (length units L)"),
+                        ("b", "width along y (L)"), ("t", "thickness (L)"),
+                        ("E", "Young's modulus (force / L^2)"),
+                        ("nu", "Poisson's ratio, in (-1, 0.5)")):
         p.add_argument(f"--{name}", type=float, required=True, help=help_)
-    p.add_argument("--p", type=float, default=100.0, help="pressure, downward (default 100)")
-    p.add_argument("--nx", type=int, default=20, help="elements along x (default 20)")
-    p.add_argument("--ny", type=int, default=10, help="elements along y (default 10)")
-    p.add_argument("--mode", default="fast", choices=("fast", "paper"))
+    p.add_argument("--p", type=float, default=100.0,
+                   help="pressure, downward (force / L^2; default 100)")
+    p.add_argument("--nx", type=int, default=20, help="elements along x, >= 2 (default 20)")
+    p.add_argument("--ny", type=int, default=10, help="elements along y, >= 2 (default 10)")
+    p.add_argument("--mode", default="fast", choices=("fast", "paper"),
+                   help="fast: adaptive load steps to a relative residual of 1e-10; paper: "
+                        "the paper's 400 load steps to an absolute residual of 1e-4 "
+                        "(default fast)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--plot", metavar="FILE.png", help="save the deflection contour plot")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="save the deflection contour plot (png, pdf, svg, ...)")
     p.set_defaults(func=_run_fe)
 
 
 def _run_fe(args):
     from fem import Membrane
 
+    if args.plot:
+        _check_plot_path(args.plot)
     try:
         membrane = Membrane(l=args.l, b=args.b, t=args.t, E=args.E, nu=args.nu, p=args.p,
                             nx=args.nx, ny=args.ny)
@@ -78,6 +91,38 @@ def _json_float(x):
     return None if x != x else x
 
 
+def _check_plot_path(path):
+    """Refuse, before solving, a plot file whose format matplotlib cannot write."""
+    import os
+
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    if ext not in formats:
+        what = f"'{ext}' files" if ext else "a file without an extension"
+        raise UsageError(f"uqkit fe: --plot {path!r}: cannot write {what}; use one of "
+                         f"{', '.join(sorted(formats))}")
+
+
+def check_output_dir(path, what="--out"):
+    """Refuse an output directory that is an existing file or cannot be created or written.
+
+    Raises:
+        UsageError: naming the path and the reason.
+    """
+    import os
+    import tempfile
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{what} {path!r} is an existing file, not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as exc:
+        raise UsageError(f"{what} {path!r} cannot be written: {exc.strerror}") from None
+
+
 def _save_plot(res, path):
     import matplotlib
 
@@ -99,7 +144,14 @@ def build_parser():
     """The ``uqkit`` parser: ``fe`` and the subcommands registered under :data:`COMMANDS`."""
     from importlib.metadata import entry_points
 
-    parser = Parser(prog="uqkit", description=__doc__.split("\n")[0])
+    from importlib.metadata import PackageNotFoundError, version
+
+    parser = Parser(prog="uqkit", description="Structural uncertainty quantification: FE "
+                    "solves of the built-in membrane and the paper's studies.")
+    try:
+        parser.add_argument("--version", action="version", version=f"uqkit {version('uqkit')}")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        pass
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     _add_fe(sub)
     for ep in sorted(entry_points(group=COMMANDS), key=lambda e: e.name):

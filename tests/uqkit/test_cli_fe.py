@@ -33,7 +33,11 @@ def test_fe_table(capsys):
 @pytest.mark.parametrize("bad, named", [(["--t", "-0.001"], "t=-0.001"),
                                         (["--nu", "0.6"], "nu=0.6"),
                                         (["--E", "abc"], "'abc'"),
-                                        (["--nx", "0"], "nx=0")])
+                                        (["--nx", "0"], "nx=0"),
+                                        (["--nx", "1", "--ny", "1"], "nx=1, ny=1"),
+                                        (["--nx", "3", "--ny", "1"], "nx=3, ny=1"),
+                                        (["--nx", "100000", "--ny", "100000"], "GiB"),
+                                        (["--plot", "w.txt"], "cannot write 'txt' files")])
 def test_fe_bad_input_exit_2_one_line(bad, named):
     args = ARGS.copy()
     if bad[0] in args:
@@ -50,13 +54,44 @@ def test_fe_bad_input_exit_2_one_line(bad, named):
 
 
 @pytest.mark.parametrize("argv, named", [
-    (["study", "membrane", "--out", "x", "--train-sizes", "a,b"], "--train-sizes"),
-    (["study", "regression", "--out", "x", "--seeds", "0"], "seeds=0"),
-    (["study", "moons", "--out", "x", "--epochs", "-3"], "epochs=-3"),
-    (["study", "wind", "--out", "x", "--tpu", "/no/such.mat"], "no such file"),
-    (["study", "tsunami", "--out", "x"], "invalid choice: 'tsunami'"),
+    (["study", "membrane", "--out", "{out}", "--train-sizes", "a,b"], "--train-sizes"),
+    (["study", "regression", "--out", "{out}", "--seeds", "0"], "seeds=0"),
+    (["study", "moons", "--out", "{out}", "--epochs", "-3"], "epochs=-3"),
+    (["study", "wind", "--out", "{out}", "--tpu", "/no/such.mat"], "no such file"),
+    (["study", "tsunami", "--out", "{out}"], "invalid choice: 'tsunami'"),
+    (["study", "moons", "--out", "{file}"], "is an existing file, not a directory"),
+    (["study", "membrane", "--out", "{file}/sub"], "cannot be written: Not a directory"),
 ])
-def test_study_bad_settings_exit_2(argv, named, capsys):
+def test_study_bad_settings_exit_2(argv, named, capsys, tmp_path):
+    (tmp_path / "file").write_text("")
+    argv = [a.format(out=tmp_path / "out", file=tmp_path / "file") for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and named in err[0]
+
+
+def test_version_and_help_say_what_each_option_is(capsys):
+    import argparse
+    from importlib.metadata import version
+
+    from uqkit.cli import build_parser
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"uqkit {version('uqkit')}"
+
+    def parsers(parser):
+        yield parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from parsers(sub)
+
+    checked = 0
+    for parser in parsers(build_parser()):
+        for action in parser._actions:
+            if action.option_strings and action.dest not in ("help", "version"):
+                assert action.help, f"{parser.prog} {action.option_strings[0]} has no help"
+                checked += 1
+        assert "`" not in parser.format_help(), parser.prog
+    assert checked > 40
