@@ -12,6 +12,7 @@ import numpy as np
 
 from . import newton as _newton
 from .membrane import DEFAULT_PROBES, Membrane, solver_settings
+from .presets import PAPER_PROBES_RELATIVE
 
 #: Column order of a batch input row.
 COLUMNS = ("l", "b", "t", "E", "nu")
@@ -50,16 +51,18 @@ def default_workers():
         return os.cpu_count() or 1
 
 
-def solve_row(row, p=100.0, nx=20, ny=10, edges="clamped", probes=None, settings=None):
+def solve_row(row, p=100.0, nx=20, ny=10, edges="clamped", probes=None, settings=None,
+              probe_frame="physical"):
     """Solve one (l, b, t, E, nu) row; returns (w, status, reason, increments, iterations).
 
     Invalid inputs give status -1 and the validation message instead of raising.
     """
-    probes = DEFAULT_PROBES if probes is None else probes
+    probes = _default_probes(probe_frame) if probes is None else probes
     settings = solver_settings() if settings is None else settings
     nan = np.full(len(probes), np.nan)
     try:
-        membrane = Membrane(*map(float, row), p=p, nx=nx, ny=ny, edges=edges, probes=probes)
+        membrane = Membrane(*map(float, row), p=p, nx=nx, ny=ny, edges=edges, probes=probes,
+                            probe_frame=probe_frame)
     except ValueError as exc:
         return nan, INVALID_INPUT, f"invalid input: {exc}", 0, 0
     status, _, _, pw, nincr, nit = _newton.solve_path(**membrane.system(), **settings)
@@ -67,13 +70,19 @@ def solve_row(row, p=100.0, nx=20, ny=10, edges="clamped", probes=None, settings
     return w, int(status), _newton.STATUS_TEXT[int(status)], int(nincr), int(nit)
 
 
+def _default_probes(probe_frame):
+    return PAPER_PROBES_RELATIVE if probe_frame == "relative" else DEFAULT_PROBES
+
+
 def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", probes=None,
+                probe_frame="physical",
                 workers=None, **solve_options):
     """Solve an (n, 5) array of (l, b, t, E, nu) rows.
 
     Args:
         params: (n, 5) array-like, columns :data:`COLUMNS`.
-        p, nx, ny, edges, probes: as in :class:`fem.Membrane`, shared by all rows.
+        p, nx, ny, edges, probes, probe_frame: as in :class:`fem.Membrane`, shared by all
+            rows.
         mode, solve_options: as in :meth:`fem.Membrane.solve`.
         workers: threads to use (default: every core of this process).
 
@@ -90,10 +99,10 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
         raise ValueError(f"params must have shape (n, {len(COLUMNS)}) with columns {COLUMNS}, "
                          f"got shape {arr.shape}")
     settings = solver_settings(mode, **solve_options)
-    probes = DEFAULT_PROBES if probes is None else dict(probes)
+    probes = _default_probes(probe_frame) if probes is None else dict(probes)
     # validate the shared settings now; each row's own size is checked against the probes in
     # solve_row, which flags a row whose probe falls outside it
-    Membrane(p=p, nx=nx, ny=ny, edges=edges, probes={})
+    Membrane(p=p, nx=nx, ny=ny, edges=edges, probes={}, probe_frame=probe_frame)
     for name, xy in probes.items():
         if len(xy) != 2 or not all(np.isfinite(float(v)) for v in xy):
             raise ValueError(f"probe {name} must be a finite (x, y) pair, got {xy!r}")
@@ -102,7 +111,7 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
         raise ValueError(f"workers must be >= 1, got workers={workers}")
 
     def one(row):
-        return solve_row(row, p, nx, ny, edges, probes, settings)
+        return solve_row(row, p, nx, ny, edges, probes, settings, probe_frame)
 
     if workers == 1 or len(arr) <= 1:
         rows = [one(r) for r in arr]

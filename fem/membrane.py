@@ -13,11 +13,14 @@ import numpy as np
 
 from . import newton as _newton
 from .element import gauss_derivatives, shape_functions, stiffness_tables
-from .mesh import EDGE_CONDITIONS, EDGES, build_topology, locate
-from .presets import PAPER_PROBES
+from .mesh import EDGE_CONDITIONS, EDGES, build_topology, locate, locate_relative
+from .presets import PAPER_PROBES, PAPER_PROBES_RELATIVE
 
 #: Default probe points (x, y) in the reference configuration: the paper's.
 DEFAULT_PROBES = PAPER_PROBES
+#: How probe coordinates are read: points (x, y) in length units, or fractions (x / l, y / b)
+#: of the sides, which follow the mesh as l and b vary.
+PROBE_FRAMES = ("physical", "relative")
 MODES = ("fast", "paper")
 
 
@@ -127,7 +130,7 @@ class MembraneResult:
     Attributes:
         displacement: (nnode, 3) nodal (u, v, w) in length units; w < 0 is downward.
         coordinates: (nnode, 2) reference nodal coordinates (x, y).
-        probes: name -> (x, y) of the probe points.
+        probes: name -> (x, y) of the probe points, in length units.
         probe_w: name -> w at that probe (interpolated with the element shape functions).
         path_load: load factors (0 .. 1) of the unloaded state and every converged increment.
         path_w: (len(path_load), nprobe) probe w at those increments.
@@ -214,7 +217,13 @@ class Membrane:
         nx, ny: elements along x and y.
         edges: ``"clamped"`` (u = v = w = 0), ``"w"`` (w = 0 only) or a dict per edge
             (``bottom`` y=0, ``right`` x=l, ``top`` y=b, ``left`` x=0).
-        probes: name -> (x, y) reference points where w is reported.
+        probes: name -> (x, y) points of the reference configuration where w is reported
+            (default: the paper's p1, p2, p3).
+        probe_frame: ``"physical"`` (default): probes in length units; ``"relative"``: probes
+            as fractions (x / l, y / b) of the sides, which name the same mesh point (a node
+            where a fraction times the element count is whole) whatever l and b are; the
+            default relative probes are the paper's points on the nominal 2 x 1 membrane,
+            nodes of the 20 x 10 mesh.
 
     Example:
         >>> res = Membrane(l=2, b=1, t=0.0015, E=210, nu=0.3).solve()
@@ -223,7 +232,7 @@ class Membrane:
     """
 
     def __init__(self, l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3, p=100.0, nx=20, ny=10,
-                 edges="clamped", probes=None):
+                 edges="clamped", probes=None, probe_frame="physical"):
         for name, value in (("l", l), ("b", b), ("t", t), ("E", E)):
             _check_positive(name, value)
         _check_finite("nu", nu)
@@ -243,13 +252,32 @@ class Membrane:
         self.l, self.b, self.t, self.E, self.nu, self.p = map(float, (l, b, t, E, nu, p))
         self.nx, self.ny = int(nx), int(ny)
         self.edges = normalise_edges(edges)
-        self.probes = dict(DEFAULT_PROBES if probes is None else probes)
-        for name, (x, y) in self.probes.items():
+        if probe_frame not in PROBE_FRAMES:
+            raise ValueError(f"probe_frame must be one of {PROBE_FRAMES}, got "
+                             f"probe_frame={probe_frame!r}")
+        self.probe_frame = probe_frame
+        relative = probe_frame == "relative"
+        default = PAPER_PROBES_RELATIVE if relative else DEFAULT_PROBES
+        self.probes = dict(default if probes is None else probes)
+        for name, xy in self.probes.items():
+            if len(xy) != 2:
+                raise ValueError(f"probe {name} must be an (x, y) pair, got {xy!r}")
+            x, y = xy
             _check_finite(f"probe {name} x", x)
             _check_finite(f"probe {name} y", y)
-            if not (0.0 <= x <= self.l and 0.0 <= y <= self.b):
+            if relative and not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
+                raise ValueError(f"relative probe {name}=({x}, {y}) must lie in [0, 1] x [0, 1] "
+                                 "(fractions of l and b)")
+            if not relative and not (0.0 <= x <= self.l and 0.0 <= y <= self.b):
                 raise ValueError(f"probe {name}=({x}, {y}) lies outside the membrane "
                                  f"[0, {self.l}] x [0, {self.b}]")
+
+    @property
+    def probe_points(self):
+        """name -> (x, y) of the probes in length units."""
+        if self.probe_frame == "physical":
+            return dict(self.probes)
+        return {n: (x * self.l, y * self.b) for n, (x, y) in self.probes.items()}
 
     def __repr__(self):
         return (f"Membrane(l={self.l}, b={self.b}, t={self.t}, E={self.E}, nu={self.nu}, "
@@ -275,7 +303,9 @@ class Membrane:
         phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
         nodes, shape = [], []
         for x, y in self.probes.values():
-            i, j, pxi, peta = locate(x, y, self.l, self.b, self.nx, self.ny)
+            i, j, pxi, peta = (locate_relative(x, y, self.nx, self.ny)
+                               if self.probe_frame == "relative"
+                               else locate(x, y, self.l, self.b, self.nx, self.ny))
             nodes.append(topo.conn[i * self.ny + j])
             shape.append(shape_functions(pxi, peta))
         nprobe = len(nodes)
@@ -310,7 +340,7 @@ class Membrane:
         topo = self.topology
         return MembraneResult(
             membrane=self, displacement=U.reshape(-1, 3), coordinates=topo.coordinates(self.l, self.b),
-            probes=dict(self.probes),
+            probes=self.probe_points,
             probe_w={n: float(pw[-1, k]) if status == _newton.OK else float("nan")
                      for k, n in enumerate(self.probes)},
             path_load=plam, path_w=pw, converged=status == _newton.OK, status=int(status),

@@ -94,6 +94,20 @@ def build_topology(nx, ny, edges):
     return MeshTopology(nx, ny, node_ij, conn, elem_ij, eq, elem_eq, neq, bandwidth)
 
 
+def locate_relative(xr, yr, nx, ny):
+    """Element grid indices and local coordinates (xi, eta) of the point at the fractions
+    (xr, yr) of the sides. A point whose fraction times the element count is a whole number
+    is a node, exactly.
+
+    >>> locate_relative(0.5, 0.2, 20, 10)
+    (10, 2, -1.0, -1.0)
+    """
+    gx, gy = xr * nx, yr * ny
+    i = min(max(int(np.floor(gx)), 0), nx - 1)
+    j = min(max(int(np.floor(gy)), 0), ny - 1)
+    return i, j, 2.0 * (gx - i) - 1.0, 2.0 * (gy - j) - 1.0
+
+
 def locate(x, y, l, b, nx, ny):
     """Element grid indices and local coordinates (xi, eta) of the reference point (x, y).
 

@@ -10,11 +10,13 @@ class MembraneModel:
     """The built-in FE membrane (:func:`fem.solve_batch`) as a uqkit model.
 
     Inputs are the columns (l, b, t, E, nu); outputs the probe deflections w(p1), w(p2),
-    w(p3) (length units, downward < 0). A row that does not converge comes back flagged with
-    the solver's reason.
+    w(p3) (length units, downward < 0), or ``w_NAME`` of the given probes. A row that does not
+    converge comes back flagged with the solver's reason.
 
     Args:
         p, nx, ny, mode: as in :class:`fem.Membrane` and :meth:`fem.Membrane.solve`.
+        probes, probe_frame: as in :class:`fem.Membrane` (``probe_frame="relative"``: probes
+            that follow the mesh as l and b vary).
         threads: threads of the batch solver inside one worker (1 under a process pool).
 
     Example:
@@ -25,21 +27,25 @@ class MembraneModel:
     """
 
     input_names = ("l", "b", "t", "E", "nu")
-    output_names = ("w_p1", "w_p2", "w_p3")
 
-    def __init__(self, p=100.0, nx=20, ny=10, mode="fast", threads=1):
+    def __init__(self, p=100.0, nx=20, ny=10, mode="fast", threads=1, probes=None,
+                 probe_frame="physical"):
         from fem import Membrane
 
-        Membrane(p=p, nx=nx, ny=ny)  # validate now, not in a worker
+        # validate now, not in a worker
+        probes = Membrane(p=p, nx=nx, ny=ny, probes=probes, probe_frame=probe_frame).probes
         if mode not in ("fast", "paper"):
             raise ValueError(f"mode must be 'fast' or 'paper', got mode={mode!r}")
         self.p, self.nx, self.ny, self.mode, self.threads = float(p), int(nx), int(ny), mode, threads
+        self.probes, self.probe_frame = probes, probe_frame
+        self.output_names = tuple(f"w_{name}" for name in probes)
 
     def __call__(self, X):
         from fem import solve_batch
 
         res = solve_batch(np.asarray(X, dtype=float), p=self.p, nx=self.nx, ny=self.ny,
-                          mode=self.mode, workers=self.threads)
+                          mode=self.mode, workers=self.threads, probes=self.probes,
+                          probe_frame=self.probe_frame)
         return res.w, res.status, np.asarray(res.reasons)
 
     def describe(self):
@@ -49,7 +55,8 @@ class MembraneModel:
         from .model import _versions, source_digest
 
         return {"model": "fem.membrane", "p": self.p, "mesh": [self.nx, self.ny],
-                "mode": self.mode, "versions": _versions("fem"),
+                "mode": self.mode, "probes": {n: list(xy) for n, xy in self.probes.items()},
+                "probe_frame": self.probe_frame, "versions": _versions("fem"),
                 "fem_source": source_digest(FEM_SOLVER_MODULES)}
 
 

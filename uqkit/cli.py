@@ -47,10 +47,30 @@ def _add_fe(sub):
                    help="fast: adaptive load steps to a relative residual of 1e-10; paper: "
                         "the paper's 400 load steps to an absolute residual of 1e-4 "
                         "(default fast)")
+    p.add_argument("--probe", action="append", metavar="NAME=X,Y", type=_probe,
+                   help="a point (x, y) of the reference configuration, in length units (or "
+                        "fractions of l and b with --relative), where w is reported; repeat "
+                        "for more (default: the paper's p1, p2, p3)")
+    p.add_argument("--relative", action="store_true",
+                   help="probes are fractions (x / l, y / b) of the sides: mesh points that "
+                        "follow the membrane's size (default probes: the paper's points on the "
+                        "nominal 2 x 1 membrane, (0.5, 0.5), (0.3, 0.2), (0.8, 0.8))")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="FILE.png",
                    help="save the deflection contour plot (png, pdf, svg, ...)")
     p.set_defaults(func=_run_fe)
+
+
+def _probe(text):
+    """NAME=X,Y -> (NAME, (X, Y))."""
+    name, eq, xy = text.partition("=")
+    try:
+        x, y = (float(v) for v in xy.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"write a probe as NAME=X,Y, got {text!r}") from None
+    if not eq or not name.strip():
+        raise argparse.ArgumentTypeError(f"write a probe as NAME=X,Y, got {text!r}")
+    return name.strip(), (x, y)
 
 
 def _run_fe(args):
@@ -58,11 +78,19 @@ def _run_fe(args):
 
     if args.plot:
         _check_plot_path(args.plot)
+    probes = None
+    if args.probe:
+        probes = dict(args.probe)
+        if len(probes) < len(args.probe):
+            raise UsageError("uqkit fe: --probe names must differ")
     try:
         membrane = Membrane(l=args.l, b=args.b, t=args.t, E=args.E, nu=args.nu, p=args.p,
-                            nx=args.nx, ny=args.ny)
+                            nx=args.nx, ny=args.ny, probes=probes,
+                            probe_frame="relative" if args.relative else "physical")
     except ValueError as exc:
-        raise UsageError(f"uqkit fe: {exc}") from None
+        hint = ("; move the probes with --probe NAME=X,Y, or use --relative"
+                if "probe" in str(exc) and not args.probe else "")
+        raise UsageError(f"uqkit fe: {exc}{hint}") from None
     res = membrane.solve(mode=args.mode)
     if args.plot:
         _save_plot(res, args.plot)
@@ -72,7 +100,8 @@ def _run_fe(args):
                        "p": args.p},
             "mesh": [args.nx, args.ny],
             "mode": args.mode,
-            "probes": [{"name": n, "x": x, "y": y, "w": _json_float(res.probe_w[n])}
+            "probes": [dict({"name": n, "x": x, "y": y, "w": _json_float(res.probe_w[n])},
+                            **({"relative": list(membrane.probes[n])} if args.relative else {}))
                        for n, (x, y) in res.probes.items()],
             "converged": res.converged,
             "increments": res.increments,

@@ -37,7 +37,11 @@ def test_fe_table(capsys):
                                         (["--nx", "1", "--ny", "1"], "nx=1, ny=1"),
                                         (["--nx", "3", "--ny", "1"], "nx=3, ny=1"),
                                         (["--nx", "100000", "--ny", "100000"], "GiB"),
-                                        (["--plot", "w.txt"], "cannot write 'txt' files")])
+                                        (["--plot", "w.txt"], "cannot write 'txt' files"),
+                                        (["--probe", "c=0.5"], "write a probe as NAME=X,Y"),
+                                        (["--l", "1.5"], "p3=(1.6, 0.8) lies outside the "
+                                         "membrane [0, 1.5] x [0, 1.0157]; move the probes "
+                                         "with --probe NAME=X,Y, or use --relative")])
 def test_fe_bad_input_exit_2_one_line(bad, named):
     args = ARGS.copy()
     if bad[0] in args:
@@ -95,3 +99,16 @@ def test_version_and_help_say_what_each_option_is(capsys):
                 checked += 1
         assert "`" not in parser.format_help(), parser.prog
     assert checked > 40
+
+
+def test_fe_probes_anywhere_and_relative(capsys):
+    small = ["fe", "--l", "1.5", "--b", "0.75", "--t", "0.0015", "--E", "210", "--nu", "0.3"]
+    assert main(small + ["--probe", "c=0.75,0.375", "--probe", "q=0.1,0.1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(p["name"], p["x"], p["y"]) for p in out["probes"]] == [("c", 0.75, 0.375),
+                                                                    ("q", 0.1, 0.1)]
+    assert main(small + ["--relative", "--json"]) == 0
+    rel = json.loads(capsys.readouterr().out)
+    # the relative p1 is the centre, the physical probe c above
+    assert rel["probes"][0]["relative"] == [0.5, 0.5] and rel["probes"][0]["x"] == 0.75
+    assert rel["probes"][0]["w"] == out["probes"][0]["w"]
