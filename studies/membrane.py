@@ -1,6 +1,13 @@
 """Membrane UQ study (paper example 3): Table-3 inputs -> FE training data -> BDL surrogates ->
 surrogate Monte Carlo against an FE Monte Carlo ground truth.
 
+The outputs are w at the paper's three probes taken as mesh points: fractions (0.5, 0.5),
+(0.3, 0.2), (0.8, 0.8) of l and b, the nodes the paper's points p1, p2, p3 are on the nominal
+2 x 1 membrane and 20 x 10 mesh (``probe_frame="relative"``). At fixed physical points a node
+sweeps past each probe as l and b vary, which makes w only C0 in the inputs (a GP's R^2 drops
+from 1.000000 at the nodes to 0.930-0.999: ``benchmarks/bench_probe_smoothness.py``), and p3
+falls off a membrane narrower than 0.8.
+
 Run it with ``uqkit study membrane --out DIR`` or :func:`run`. Every result lives in the
 study's cache (``DIR/cache``, :class:`uqkit.cache.ResultCache`) under a key of the settings
 it depends on: each FE data set is a resumable study store there, each trained surrogate an
@@ -203,7 +210,7 @@ def run(study, log=print):
         StudyError: an FE data set came back with too few successful runs.
     """
     t_start = time.perf_counter()
-    model = MembraneModel()
+    model = MembraneModel(probe_frame="relative")
     s = study.seed
     n_pool = max(max(study.train_sizes), study.n_uq_train)
     # a few extra runs, so that a pool run the solver rejects (p3 lies outside a membrane
