@@ -8,8 +8,10 @@ full Green-Lagrange strain. Stands alone: it imports neither ``uqkit`` nor ``sur
 True
 """
 from .batch import COLUMNS, BatchResult, solve_batch
+from .convergence import ConvergenceResult, convergence
 from .membrane import DEFAULT_PROBES, Membrane, MembraneResult
 from .plot import plot_deflection, plot_load_paths
 
-__all__ = ["COLUMNS", "BatchResult", "DEFAULT_PROBES", "Membrane", "MembraneResult",
+__all__ = ["COLUMNS", "BatchResult", "ConvergenceResult", "DEFAULT_PROBES", "Membrane",
+           "MembraneResult", "convergence",
            "plot_deflection", "plot_load_paths", "solve_batch"]

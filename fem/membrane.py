@@ -24,6 +24,9 @@ PROBE_FRAMES = ("physical", "relative")
 MODES = ("fast", "paper")
 
 
+#: Largest principal Green-Lagrange strain for which St. Venant-Kirchhoff is taken as valid
+#: (:meth:`MembraneResult.max_strain`; the CLI warns above it).
+STRAIN_LIMIT = 0.05
 #: Share of the machine's memory a solve may plan to use.
 MEMORY_SHARE = 0.8
 
@@ -193,6 +196,17 @@ class MembraneResult:
         stress = np.stack([c * (eps[:, 0] + m.nu * eps[:, 1]), c * (m.nu * eps[:, 0] + eps[:, 1]),
                            c * 0.5 * (1.0 - m.nu) * eps[:, 2]], axis=1)
         return eps, stress
+
+    def max_strain(self):
+        """The largest principal Green-Lagrange strain (absolute) at the element centres.
+
+        St. Venant-Kirchhoff is a small-strain material law: above about :data:`STRAIN_LIMIT`
+        the answer is a solution of the model, not of a real membrane.
+        """
+        eps = self._centre_state()[0]
+        mean = 0.5 * (eps[:, 0] + eps[:, 1])
+        radius = np.sqrt((0.5 * (eps[:, 0] - eps[:, 1])) ** 2 + (0.5 * eps[:, 2]) ** 2)
+        return float(np.max(np.abs(mean) + radius))
 
     def summary(self):
         """A short text table of the probes."""

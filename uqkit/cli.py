@@ -11,9 +11,12 @@ after saving what finished.
 import argparse
 import json
 import sys
+import time
 
 #: Entry point group of further subcommands: each is ``add(subparsers)``.
 COMMANDS = "uqkit.commands"
+#: Solves planned to hold more stiffness matrix than this (bytes) are announced first.
+LONG_SOLVE_BYTES = 2e8
 
 
 class UsageError(Exception):
@@ -55,6 +58,10 @@ def _add_fe(sub):
                    help="probes are fractions (x / l, y / b) of the sides: mesh points that "
                         "follow the membrane's size (default probes: the paper's points on the "
                         "nominal 2 x 1 membrane, (0.5, 0.5), (0.3, 0.2), (0.8, 0.8))")
+    p.add_argument("--convergence", nargs="?", type=int, const=4, metavar="LEVELS",
+                   help="also solve on meshes refined by 2 (LEVELS meshes in all, default 4), "
+                        "and report the observed order, the Richardson-extrapolated w and the "
+                        "discretisation error of the requested mesh")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="FILE.png",
                    help="save the deflection contour plot (png, pdf, svg, ...)")
@@ -91,7 +98,32 @@ def _run_fe(args):
         hint = ("; move the probes with --probe NAME=X,Y, or use --relative"
                 if "probe" in str(exc) and not args.probe else "")
         raise UsageError(f"uqkit fe: {exc}{hint}") from None
+    from fem.membrane import STRAIN_LIMIT, solver_memory_bytes
+
+    # load the compiled solver first, so that the solve time is the solve's alone
+    t0 = time.perf_counter()
+    Membrane(probes={}).solve()
+    startup = time.perf_counter() - t0
+    need = solver_memory_bytes(args.nx, args.ny) * (4 ** ((args.convergence or 1) - 1))
+    if need > LONG_SOLVE_BYTES:
+        print(f"uqkit fe: solving a {args.nx} x {args.ny} mesh"
+              + (f" and {args.convergence - 1} refinements" if args.convergence else "")
+              + f" (about {need / 1e9:.2g} GB of stiffness matrices); this can take minutes",
+              file=sys.stderr)
     res = membrane.solve(mode=args.mode)
+    conv = None
+    if args.convergence is not None:
+        from fem import convergence
+
+        try:
+            conv = convergence(membrane, levels=args.convergence, mode=args.mode)
+        except ValueError as exc:
+            raise UsageError(f"uqkit fe: --convergence: {exc}") from None
+    strain = res.max_strain() if res.converged else float("nan")
+    if strain > STRAIN_LIMIT:
+        print(f"uqkit fe: warning: the largest Green-Lagrange strain is {strain:.3g}, above the "
+              f"{STRAIN_LIMIT:g} to which the St. Venant-Kirchhoff law holds: this is the "
+              "model's answer, not a real membrane's", file=sys.stderr)
     if args.plot:
         _save_plot(res, args.plot)
     if args.json:
@@ -107,12 +139,25 @@ def _run_fe(args):
             "increments": res.increments,
             "newton_iterations": res.newton_iterations,
             "seconds": res.seconds,
+            "startup_seconds": startup,
+            "max_strain": _json_float(strain),
+            "strain_limit": STRAIN_LIMIT,
         }
+        if conv is not None:
+            out["convergence"] = {
+                "meshes": conv.meshes, "values": conv.values, "order": conv.order,
+                "extrapolated": conv.extrapolated,
+                "relative_error": {n: conv.relative_error(n) for n in conv.values},
+                "asymptotic": conv.asymptotic}
         if not res.converged:
             out["reason"] = res.reason
         print(json.dumps(out))
     else:
-        print(res.summary())
+        print(res.summary() + f" (+ {startup * 1e3:.0f} ms to load the compiled solver)")
+        print(f"largest Green-Lagrange strain {strain:.4g} (St. Venant-Kirchhoff holds to "
+              f"about {STRAIN_LIMIT:g})")
+        if conv is not None:
+            print(conv.summary())
     return 0 if res.converged else 1
 
 

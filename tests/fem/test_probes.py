@@ -45,3 +45,43 @@ def test_bad_relative_probes_are_refused():
         Membrane(**NOMINAL, probes={"q": (1.5, 0.5)}, probe_frame="relative")
     with pytest.raises(ValueError, match="probe_frame must be one of"):
         Membrane(**NOMINAL, probe_frame="nodal")
+
+
+def test_richardson_recovers_a_known_limit_and_order():
+    from fem.convergence import richardson
+
+    h = np.array([0.5, 0.25, 0.125])
+    p, f = richardson(*(3.0 + 0.7 * h ** 1.5))
+    assert p == pytest.approx(1.5, rel=1e-12) and f == pytest.approx(3.0, rel=1e-12)
+
+
+def test_mesh_convergence_flags_what_it_can_extrapolate():
+    from fem import convergence
+    from fem.convergence import richardson
+
+    c = convergence(Membrane(**NOMINAL, probe_frame="relative"), levels=4)
+    assert c.meshes == [(20, 10), (40, 20), (80, 40), (160, 80)]
+    for name, v in c.values.items():
+        assert c.orders[name] == pytest.approx([richardson(*v[:3])[0], richardson(*v[1:])[0]])
+        assert c.relative_error(name) == pytest.approx(
+            abs(v[0] - c.extrapolated[name]) / abs(c.extrapolated[name]))
+    # p1 sits where w changes fastest: its orders (1.64, 2.12) have not settled
+    assert c.asymptotic == {"p1": False, "p2": True, "p3": True}
+    # an independent check of the flag: extrapolated from the three coarsest meshes, the
+    # settled probes predict the finest solve better than the mesh before it does; p1 does not
+    for name in ("p2", "p3", "p1"):
+        w80, w160 = c.values[name][2], c.values[name][3]
+        predicted = richardson(*c.values[name][:3])[1]
+        better = abs(predicted - w160) < 0.6 * abs(w80 - w160)
+        assert better == (name != "p1"), name
+    with pytest.raises(ValueError, match="levels must be an integer >= 3"):
+        convergence(Membrane(**NOMINAL), levels=2)
+
+
+def test_largest_strain_of_a_known_deformation():
+    res = Membrane(**NOMINAL).solve()
+    xy = res.coordinates
+    res.displacement[:] = 0.0
+    res.displacement[:, 0] = 0.1 * xy[:, 0]  # u = 0.1 x, w = 0.2 x: E_xx = (1.1^2 + 0.2^2 - 1) / 2
+    res.displacement[:, 2] = 0.2 * xy[:, 0]
+    assert res.max_strain() == pytest.approx(0.125, rel=1e-12)

@@ -112,3 +112,19 @@ def test_fe_probes_anywhere_and_relative(capsys):
     # the relative p1 is the centre, the physical probe c above
     assert rel["probes"][0]["relative"] == [0.5, 0.5] and rel["probes"][0]["x"] == 0.75
     assert rel["probes"][0]["w"] == out["probes"][0]["w"]
+
+
+def test_fe_reports_convergence_strain_and_solve_time_apart_from_startup(capsys):
+    assert main(ARGS + ["--nx", "10", "--ny", "5", "--relative", "--convergence", "3",
+                        "--json"]) == 0  # three meshes: the order, but no judgement of it
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    conv = out["convergence"]
+    assert conv["meshes"] == [[10, 5], [20, 10], [40, 20]]
+    assert set(conv["extrapolated"]) == {"p1", "p2", "p3"}
+    assert conv["asymptotic"] == {"p1": False, "p2": False, "p3": False}
+    assert out["probes"][0]["w"] == conv["values"]["p1"][0]
+    # the paper's inputs are far beyond small strains: said, not hidden
+    assert out["max_strain"] > 1 and out["strain_limit"] == 0.05
+    assert "largest Green-Lagrange strain" in captured.err
+    assert 0 < out["seconds"] and out["startup_seconds"] > 0
