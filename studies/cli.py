@@ -51,6 +51,8 @@ def add_study(sub):
                    help="FE Monte Carlo truth samples (default 20000; --paper: 500000)")
     m.add_argument("--epochs", type=int, default=1000,
                    help="training epochs of every BDL fit (default 1000)")
+    m.add_argument("--nx", type=int, default=20, help="FE elements along l (default 20)")
+    m.add_argument("--ny", type=int, default=10, help="FE elements along b (default 10)")
     m.add_argument("--no-progress", action="store_true", help="no progress bars")
     m.add_argument("--retry-failed", action="store_true",
                    help="also rerun FE runs the store holds as not converged (runs that raised "
@@ -115,7 +117,8 @@ def _run_membrane(args):
                       n_calibration=args.n_calibration,
                       n_seeds=args.n_seeds, n_uq_train=args.n_uq_train,
                       n_surrogate_mc=args.n_surrogate_mc, n_truth=args.n_truth,
-                      dask=args.dask, epochs=args.epochs, retry_failed=args.retry_failed)
+                      dask=args.dask, epochs=args.epochs, retry_failed=args.retry_failed,
+                      nx=args.nx, ny=args.ny)
 
 
 def _run_regression(args):

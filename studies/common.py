@@ -83,9 +83,10 @@ def pyplot():
     return plt
 
 
-def save_figure(fig, out, name, dpi):
-    """Lay out ``fig``, write it to ``out/name`` at ``dpi`` and close it; returns the path."""
-    fig.tight_layout()
+def save_figure(fig, out, name, dpi, rect=None):
+    """Lay out ``fig`` (within ``rect``, figure fractions, if given), write it to
+    ``out/name`` at ``dpi`` and close it; returns the path."""
+    fig.tight_layout(rect=rect)
     path = os.path.join(out, name)
     fig.savefig(path, dpi=dpi)
     pyplot().close(fig)
@@ -98,7 +99,10 @@ def figure_section(figures):
 
 
 def write_reports(out, report, markdown, log=print):
-    """Write ``out/report.json`` (atomically) and ``out/report.md``; log where they are."""
+    """Write ``out/report.json`` (atomically; figure paths relative to it) and
+    ``out/report.md``; log where they are."""
+    if "figures" in report:
+        report["figures"] = {k: os.path.relpath(v, out) for k, v in report["figures"].items()}
     write_json(os.path.join(out, "report.json"), report)
     with open(os.path.join(out, "report.md"), "w") as fh:
         fh.write(markdown)

@@ -58,6 +58,8 @@ class MembraneStudy:
         paper: train with the paper's exact settings (batch 16, 200 ELBO samples) and use
             the paper's 5e5 truth.
         workers: processes for FE runs and training; dask: a Dask scheduler address for the FE.
+        nx, ny: the FE mesh (elements along l and b); the report gives its discretisation
+            error at the mean inputs.
         retry_failed: also compute again the FE runs a store holds as failed by the solver
             (non-convergence); runs that raised are always computed again.
     """
@@ -76,6 +78,8 @@ class MembraneStudy:
     dask: str = None
     epochs: int = 1000
     n_paths: int = 30
+    nx: int = 20
+    ny: int = 10
     progress: bool = True
     priors: dict = field(default_factory=lambda: dict(PRIORS))
     retry_failed: bool = False
@@ -92,6 +96,22 @@ class MembraneStudy:
         self.workers = cpu_count() if self.workers is None else int(self.workers)
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, got workers={self.workers}")
+        MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now
+
+
+def discretisation_error(study, levels=4):
+    """The FE mesh's own error at the mean inputs: w on the study's mesh and on meshes refined
+    by 2, Richardson-extrapolated (:func:`fem.convergence`). Returns per probe the mesh value,
+    the limit, the relative error, the observed order and whether it has settled."""
+    from fem import Membrane, convergence
+
+    mean = dict(zip(table3().names, table3().mean()))
+    c = convergence(Membrane(**mean, nx=study.nx, ny=study.ny, probe_frame="relative"),
+                    levels=levels)
+    return {"meshes": c.meshes, **{
+        p: {"w": c.values[p][0], "limit": c.extrapolated[p],
+            "relative_error": c.relative_error(p), "order": c.order[p],
+            "asymptotic": c.asymptotic[p]} for p in PROBES}}
 
 
 def bdl_settings(n, study, seed):
@@ -210,7 +230,7 @@ def run(study, log=print):
         StudyError: an FE data set came back with too few successful runs.
     """
     t_start = time.perf_counter()
-    model = MembraneModel(probe_frame="relative")
+    model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
     s = study.seed
     n_pool = max(max(study.train_sizes), study.n_uq_train)
     # a few extra runs, so that a pool run the solver rejects (p3 lies outside a membrane
@@ -347,5 +367,6 @@ def _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loade
         "fe_runs_computed": fe_computed,
         "fe_runs_loaded": fe_loaded,
         "fe_runs_failed": fe_failed,
+        "discretisation": discretisation_error(study),
         "timings": timings,
     }

@@ -32,6 +32,13 @@ def test_report_structure(tiny):
         assert os.path.getsize(os.path.join(study.out, name)) > 1000
     md = open(os.path.join(study.out, "report.md")).read()
     assert "Table 4" in md and "KS" in md
+    # figure paths relative to the report, wherever the command ran
+    assert data["figures"]["fig8"] == "fig8_kde.png"
+    # the mesh's own error beside the surrogates', from four meshes at the mean inputs
+    d = data["discretisation"]
+    assert d["meshes"] == [[20, 10], [40, 20], [80, 40], [160, 80]]
+    assert 0.005 < d["p1"]["relative_error"] < 0.02 and d["p2"]["asymptotic"]
+    assert "FE answers are those of a 20 x 10 mesh" in md
 
 
 def test_surrogate_distribution_close_to_truth(tiny):
