@@ -29,8 +29,8 @@ def main(argv=None):
 
     from fem import solve_batch
     from uqkit import propagate, sample
-from uqkit.presets import table3
     from uqkit.adapters import MembraneModel
+    from uqkit.presets import table3
 
     s = sample(table3(), args.n_trivial, seed=0)
     t0 = time.perf_counter()

@@ -104,6 +104,38 @@ class PropagationResult:
         """Counter of failure reasons."""
         return Counter(self.reasons[~self.ok].tolist())
 
+    def columns(self):
+        """The column names of :meth:`to_csv`: inputs, outputs, ``status``, ``reason``."""
+        outputs = self.output_names or tuple(f"y{j}" for j in range(self.outputs.shape[1]))
+        return (*self.inputs.names, *outputs, "status", "reason")
+
+    def to_csv(self, path):
+        """Write one row per run: inputs, outputs (empty where a run failed), status and
+        reason, under a header of their names."""
+        import csv
+
+        with open(path, "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(self.columns())
+            for x, y, s, r in zip(self.inputs.values, self.outputs, self.status, self.reasons):
+                writer.writerow([*map(repr, x.tolist()),
+                                 *("" if v != v else repr(v) for v in y.tolist()), int(s), r])
+
+    def to_dataframe(self):
+        """The runs as a pandas DataFrame, columns as :meth:`to_csv` (pandas is optional)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe needs pandas (pip install pandas); to_csv does "
+                              "not") from None
+        names = self.columns()
+        k = len(self.inputs.names)
+        frame = pd.DataFrame(self.inputs.values, columns=list(names[:k]))
+        for j, name in enumerate(names[k:-2]):
+            frame[name] = self.outputs[:, j]
+        frame["status"], frame["reason"] = self.status, self.reasons
+        return frame
+
     def summary(self):
         n = len(self.status)
         lines = [f"{n} runs: {n - self.n_failed} ok, {self.n_failed} failed; "
@@ -215,7 +247,10 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
     manifest = {"model": describe_model(model), "n": n, "chunk_size": chunk_size,
                 "inputs_sha256": hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest(),
                 **(settings or {})}
-    with StudyStore(store, manifest) as st:
+    metadata = {"input_names": list(samples.names),
+                "output_names": list(getattr(model, "output_names", ())),
+                "samples": samples.origin}
+    with StudyStore(store, manifest, metadata) as st:
         run.load(st, retry_failed)
         return run.execute(executor, kind, workers, dask, samples, t0)
 

@@ -29,13 +29,15 @@ EDGE = 2.0 ** -53
 
 @dataclass(frozen=True)
 class Samples:
-    """An (n, d) sample that keeps its input names.
+    """An (n, d) sample that keeps its input names and, when :func:`sample` drew it, the
+    description of its distribution (:meth:`uqkit.inputs.RandomInputs.describe`) and how.
 
     ``np.asarray(samples)`` gives the values; ``samples["E"]`` one column.
     """
 
     values: np.ndarray
     names: tuple
+    origin: dict = None
 
     def __post_init__(self):
         v = np.asarray(self.values, dtype=float)
@@ -127,7 +129,9 @@ def sample(inputs, n, rule="random", seed=None):
     n = check_count(n)
     values = inverse_rosenblatt(inputs, unit_sample(inputs.dim, n, rule, _check_seed(seed)))
     inputs.check_samples(values)
-    return Samples(values, inputs.names)
+    origin = {"inputs": inputs.describe(), "rule": rule,
+              "seed": seed if seed is None or isinstance(seed, (int, np.integer)) else "rng"}
+    return Samples(values, inputs.names, origin)
 
 
 def inverse_rosenblatt(inputs, u):

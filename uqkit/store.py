@@ -115,16 +115,18 @@ def atomic_write(path, write):
 
 class StudyStore:
     """Open (or create) the store in ``directory`` for ``settings`` (JSON-friendly dict),
-    locking the directory until :meth:`close` (or the end of a ``with`` block).
+    locking the directory until :meth:`close` (or the end of a ``with`` block). ``metadata``
+    (names, the input distributions) is recorded with a new store but not compared.
 
     Raises:
         StoreMismatchError: the directory holds a store made with other settings.
         StoreBusyError: another process has the store open.
     """
 
-    def __init__(self, directory, settings):
+    def __init__(self, directory, settings, metadata=None):
         self.directory = os.fspath(directory)
         self.settings = _canonical(settings)
+        self.metadata = _canonical(metadata or {})
         self.chunk_dir = os.path.join(self.directory, "chunks")
         self._lock = directory_lock(self.directory)
         self._lock.__enter__()
@@ -160,8 +162,8 @@ class StudyStore:
                     f"settings ({details}); use a new directory or the same settings")
         else:
             os.makedirs(self.directory, exist_ok=True)
-            body = json.dumps({"format": FORMAT, "version": VERSION, "settings": self.settings},
-                              indent=1, sort_keys=True).encode()
+            body = json.dumps({"format": FORMAT, "version": VERSION, "settings": self.settings,
+                               "metadata": self.metadata}, indent=1, sort_keys=True).encode()
             atomic_write(manifest, lambda fh: fh.write(body))
         os.makedirs(self.chunk_dir, exist_ok=True)
 
@@ -194,11 +196,16 @@ class StudyStore:
 
 def load_dataset(directory):
     """Concatenate every chunk of a store: a dict of ``inputs``, ``outputs``, ``status``,
-    ``reasons`` and ``rows`` (the global row index of each entry), in row order.
+    ``reasons`` and ``rows`` (the global row index of each entry), in row order, with the
+    ``input_names`` and ``output_names`` the manifest records (empty if it has none).
 
     Raises:
         ValueError: chunks with successful rows disagree on the number of outputs.
     """
+    with open(os.path.join(os.fspath(directory), "manifest.json")) as fh:
+        metadata = json.load(fh).get("metadata", {})
+    names = {"input_names": tuple(metadata.get("input_names", ())),
+             "output_names": tuple(metadata.get("output_names", ()))}
     chunk_dir = os.path.join(os.fspath(directory), "chunks")
     parts = []
     for name in sorted(os.listdir(chunk_dir)):
@@ -208,7 +215,7 @@ def load_dataset(directory):
     if not parts:
         return {"inputs": np.empty((0, 0)), "outputs": np.empty((0, 0)),
                 "status": np.empty(0, np.int64), "reasons": np.empty(0, str),
-                "rows": np.empty(0, np.int64)}
+                "rows": np.empty(0, np.int64), **names}
     from .model import stack_values
 
     parts.sort(key=lambda p: int(p["start"]))
@@ -217,4 +224,4 @@ def load_dataset(directory):
             "status": np.concatenate([p["status"] for p in parts]),
             "reasons": np.concatenate([p["reasons"] for p in parts]),
             "rows": np.concatenate([int(p["start"]) + np.arange(len(p["status"]))
-                                    for p in parts])}
+                                    for p in parts]), **names}

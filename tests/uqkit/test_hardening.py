@@ -309,3 +309,45 @@ def test_uqkit_does_not_import_the_studies():
 
     code = "import sys, uqkit, uqkit.cli; assert 'studies' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+# results that export ----------------------------------------------------------------------------
+class Named:
+    output_names = ("double", "square")
+
+    def __call__(self, X):
+        status = (X[:, 0] > 1.8).astype(int)  # a model's own failure
+        return np.column_stack([2 * X[:, 0], X[:, 0] ** 2]), status
+
+    def describe(self):
+        return {"model": "named"}
+
+
+def test_results_export_with_names_status_and_reasons(tmp_path):
+    import csv
+
+    inputs = RandomInputs.from_spec({"a": "uniform(0, 2)", "b": "normal(0, 1)"})
+    s = sample(inputs, 20, seed=1)
+    res = propagate(Named(), s, executor="serial", store=str(tmp_path / "s"), progress=False)
+    res.to_csv(tmp_path / "runs.csv")
+    rows = list(csv.reader(open(tmp_path / "runs.csv")))
+    assert rows[0] == ["a", "b", "double", "square", "status", "reason"]
+    assert len(rows) == 21
+    for row, x, y, ok in zip(rows[1:], s.values, res.outputs, res.ok):
+        assert float(row[0]) == x[0] and float(row[1]) == x[1]  # repr: exact round trip
+        assert (row[2] == "") == (not ok) and (not ok or float(row[3]) == y[1])
+        assert row[5] == ("ok" if ok else "model status 1")
+    data = load_dataset(tmp_path / "s")
+    assert data["input_names"] == ("a", "b") and data["output_names"] == ("double", "square")
+    import json
+    manifest = json.load(open(tmp_path / "s" / "manifest.json"))
+    assert manifest["metadata"]["samples"]["inputs"] == inputs.describe()
+    assert manifest["metadata"]["samples"]["rule"] == "random"
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pandas"):
+            res.to_dataframe()
+    else:
+        frame = res.to_dataframe()
+        assert list(frame.columns) == rows[0] and len(frame) == 20
