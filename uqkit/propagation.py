@@ -11,7 +11,6 @@ Example:
     >>> res.computed, res.loaded, res.outputs.shape
     (1000, 0, (1000, 1))
 """
-import hashlib
 import logging
 import math
 import time
@@ -231,7 +230,10 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
     n = len(X)
     if n < 1:
         raise ValueError("samples must hold at least one row")
-    chunk_size = default_chunk_size(n) if chunk_size is None else int(chunk_size)
+    if chunk_size is None:  # a store keeps the chunks it was made with, whatever n is now
+        stored = StudyStore.stored_settings(store) if store is not None else None
+        chunk_size = stored["chunk_size"] if stored else default_chunk_size(n)
+    chunk_size = int(chunk_size)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
     kind = executor if not isinstance(executor, Executor) else None
@@ -244,9 +246,9 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
     run = _Run(model, X, chunk_size, store, progress)
     if store is None:
         return run.execute(executor, kind, workers, dask, samples, t0)
-    manifest = {"model": describe_model(model), "n": n, "chunk_size": chunk_size,
-                "inputs_sha256": hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest(),
-                **(settings or {})}
+    # the store's chunks are checked against these inputs one by one, so a store may hold a
+    # shorter or longer sample of the same draws: a larger n computes only the new rows
+    manifest = {"model": describe_model(model), "chunk_size": run.chunk_size, **(settings or {})}
     metadata = {"input_names": list(samples.names),
                 "output_names": list(getattr(model, "output_names", ())),
                 "samples": samples.origin}
@@ -278,18 +280,28 @@ class _Run:
         self.st = st
         for i in st.finished():
             if i >= len(self.starts):
-                raise ValueError(f"chunk {i} in {self.store!r} is beyond this study's "
-                                 f"{len(self.starts)} chunks; the store is inconsistent")
+                continue  # rows beyond this sample: kept in the store, not used now
             data = st.load(i)
-            if int(data["start"]) != self.starts[i] or not np.array_equal(
-                    data["inputs"], self.X[self.rows(i)]):
-                raise ValueError(f"chunk {i} in {self.store!r} does not hold this study's inputs")
+            X, stored = self.X[self.rows(i)], data["inputs"]
+            m = min(len(X), len(stored))
+            if int(data["start"]) != self.starts[i] or not np.array_equal(stored[:m], X[:m]):
+                raise ValueError(
+                    f"chunk {i} (rows {self.starts[i]}-{self.starts[i] + len(X) - 1}) in "
+                    f"{self.store!r} holds other inputs than this run: the store was made with "
+                    "other samples (another seed or rule, or another n with lhs, sobol or "
+                    "halton); use another store or the same samples")
             seconds = float(data["seconds"]) if "seconds" in data else 0.0
-            part = ModelOutput(data["outputs"], data["status"], data["reasons"], seconds=seconds)
+            part = ModelOutput(data["outputs"][:m], data["status"][:m], data["reasons"][:m],
+                               seconds=seconds)
+            new = np.arange(m, len(X))  # a longer sample: the rest of a stored last chunk
+            if len(new):
+                part = _merge(ModelOutput(np.full((len(X), part.values.shape[1]), np.nan),
+                                          np.full(len(X), RAISED), np.full(len(X), "not run")),
+                              np.arange(m), part)
             self.parts[i] = part
             if part.ok.any():  # the model works here: a rerun's errors are the rows' own
                 self.systematic = False
-            retry = np.flatnonzero(_retry_mask(part.status, retry_failed))
+            retry = np.union1d(np.flatnonzero(_retry_mask(part.status[:m], retry_failed)), new)
             if len(retry):
                 self.todo[i] = retry
             else:

@@ -136,6 +136,15 @@ class StudyStore:
             self.close()
             raise
 
+    @staticmethod
+    def stored_settings(directory):
+        """The settings of the store in ``directory``, or None if there is none."""
+        manifest = os.path.join(os.fspath(directory), "manifest.json")
+        if not os.path.exists(manifest):
+            return None
+        with open(manifest) as fh:
+            return json.load(fh).get("settings")
+
     def close(self):
         """Release the directory's lock."""
         if self._lock is not None:

@@ -351,3 +351,32 @@ def test_results_export_with_names_status_and_reasons(tmp_path):
     else:
         frame = res.to_dataframe()
         assert list(frame.columns) == rows[0] and len(frame) == 20
+
+
+def square_rows(X):
+    return X ** 2
+
+
+def test_a_larger_sample_in_the_same_store_computes_only_the_new_rows(tmp_path):
+    inputs = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    store = str(tmp_path / "s")
+    first = propagate(square_rows, sample(inputs, 1200, seed=4), executor="serial",
+                      store=store, progress=False)
+    more = propagate(square_rows, sample(inputs, 1300, seed=4), executor="serial",
+                     store=store, progress=False)
+    assert (first.computed, more.computed, more.loaded) == (1200, 100, 1200)
+    np.testing.assert_array_equal(more.outputs[:1200], first.outputs)
+    np.testing.assert_array_equal(more.outputs, sample(inputs, 1300, seed=4).values ** 2)
+    fewer = propagate(square_rows, sample(inputs, 1000, seed=4), executor="serial",
+                      store=store, progress=False)
+    assert fewer.computed == 0 and np.array_equal(fewer.outputs, first.outputs[:1000])
+    assert len(load_dataset(store)["rows"]) == 1300
+    # other draws are refused, and the message says why
+    with pytest.raises(ValueError, match="holds other inputs than this run.*another seed"):
+        propagate(square_rows, sample(inputs, 1300, seed=5), executor="serial", store=store,
+                  progress=False)
+    with pytest.raises(ValueError, match="another n with lhs"):
+        propagate(square_rows, sample(inputs, 1300, rule="lhs", seed=4), executor="serial",
+                  store=str(tmp_path / "lhs"), progress=False) and propagate(
+            square_rows, sample(inputs, 1400, rule="lhs", seed=4), executor="serial",
+            store=str(tmp_path / "lhs"), progress=False)
