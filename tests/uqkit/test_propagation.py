@@ -100,7 +100,8 @@ def test_store_resume_and_mismatch(tmp_path):
                                   "seconds"}
     data = load_dataset(store)
     assert np.array_equal(data["outputs"], first.outputs)
-    assert json.loads((store / "manifest.json").read_text())["settings"]["n"] == 300
+    manifest = json.loads((store / "manifest.json").read_text())
+    assert manifest["settings"]["chunk_size"] == 64 and "n" not in manifest["settings"]
 
 
 def test_bad_inputs():
