@@ -52,3 +52,18 @@ def test_an_interrupted_map_keeps_what_finished(tmp_path):
         cached_map(explode_on_three, tasks, cache, workers=1, progress=False)
     assert [cache.load(f"t{i}", {"task": i}) for i in range(4)] == [
         {"y": 0}, {"y": 1}, {"y": 2}, None]
+
+
+def test_written_files_follow_the_users_umask(tmp_path):
+    """mkstemp makes 0600 files; reports and stores are the user's, readable like the PNGs."""
+    from uqkit.cache import write_json
+
+    old = os.umask(0o022)
+    try:
+        write_json(tmp_path / "a.json", {"x": 1})
+        os.umask(0o077)
+        write_json(tmp_path / "b.json", {"x": 1})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o600
