@@ -97,12 +97,14 @@ def build_topology(nx, ny, edges):
 def locate_relative(xr, yr, nx, ny):
     """Element grid indices and local coordinates (xi, eta) of the point at the fractions
     (xr, yr) of the sides. A point whose fraction times the element count is a whole number
-    is a node, exactly.
+    (to 1e-9, so that 0.1 x 30 counts) is a node, exactly.
 
     >>> locate_relative(0.5, 0.2, 20, 10)
     (10, 2, -1.0, -1.0)
     """
     gx, gy = xr * nx, yr * ny
+    gx = round(gx) if abs(gx - round(gx)) < 1e-9 else gx
+    gy = round(gy) if abs(gy - round(gy)) < 1e-9 else gy
     i = min(max(int(np.floor(gx)), 0), nx - 1)
     j = min(max(int(np.floor(gy)), 0), ny - 1)
     return i, j, 2.0 * (gx - i) - 1.0, 2.0 * (gy - j) - 1.0

@@ -89,13 +89,13 @@ def _run_study(name, module, cls, args, **settings):
 
     from uqkit.cli import check_output_dir
 
-    check_output_dir(args.out)
     mod = importlib.import_module(module)
     try:
         study = getattr(mod, cls)(out=args.out, paper=args.paper, workers=args.workers,
                                   progress=not args.no_progress, **settings)
     except ValueError as exc:
         raise UsageError(f"uqkit study {name}: {exc}") from None
+    check_output_dir(args.out, f"uqkit study {name}: --out")
     try:
         mod.run(study)
     except (StoreMismatchError, StoreBusyError, StudyInputError) as exc:

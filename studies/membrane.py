@@ -11,8 +11,10 @@ falls off a membrane narrower than 0.8.
 Run it with ``uqkit study membrane --out DIR`` or :func:`run`. Every result lives in the
 study's cache (``DIR/cache``, :class:`uqkit.cache.ResultCache`) under a key of the settings
 it depends on: each FE data set is a resumable study store there, each trained surrogate an
-entry. An interrupted study resumes where it stopped, a finished one reruns without a single
-FE solve or fit, and a run with other settings computes what it lacks beside the old results.
+entry. An interrupted study resumes where it stopped, a finished one reruns without computing
+a single FE run of its data sets or a fit (the report's few illustrative solves, the load
+paths and the mesh-convergence check, are redone), and a run with other settings computes
+what it lacks beside the old results.
 """
 import hashlib
 import math
@@ -97,17 +99,35 @@ class MembraneStudy:
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, got workers={self.workers}")
         MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now
+        if discretisation_levels(self.nx, self.ny) < 3:
+            raise ValueError(f"a {self.nx} x {self.ny} mesh refined twice (for its "
+                             "discretisation error) does not fit in this machine's memory; "
+                             "use a coarser --nx/--ny")
 
 
-def discretisation_error(study, levels=4):
+def discretisation_levels(nx, ny):
+    """Meshes (4, else 3) for :func:`discretisation_error` whose finest fits in memory; fewer
+    than 3 if not even that does."""
+    from fem.membrane import MEMORY_SHARE, physical_memory_bytes, solver_memory_bytes
+
+    have = physical_memory_bytes()
+    for levels in (4, 3):
+        f = 2 ** (levels - 1)
+        if have is None or solver_memory_bytes(nx * f, ny * f) <= MEMORY_SHARE * have:
+            return levels
+    return 0
+
+
+def discretisation_error(study):
     """The FE mesh's own error at the mean inputs: w on the study's mesh and on meshes refined
-    by 2, Richardson-extrapolated (:func:`fem.convergence`). Returns per probe the mesh value,
-    the limit, the relative error, the observed order and whether it has settled."""
+    by 2 (four, or three if four do not fit in memory), Richardson-extrapolated
+    (:func:`fem.convergence`). Returns per probe the mesh value, the limit, the relative error,
+    the observed order and whether it has settled."""
     from fem import Membrane, convergence
 
     mean = dict(zip(table3().names, table3().mean()))
     c = convergence(Membrane(**mean, nx=study.nx, ny=study.ny, probe_frame="relative"),
-                    levels=levels)
+                    levels=discretisation_levels(study.nx, study.ny))
     return {"meshes": c.meshes, **{
         p: {"w": c.values[p][0], "limit": c.extrapolated[p],
             "relative_error": c.relative_error(p), "order": c.order[p],

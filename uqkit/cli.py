@@ -104,7 +104,20 @@ def _run_fe(args):
     t0 = time.perf_counter()
     Membrane(probes={}).solve()
     startup = time.perf_counter() - t0
-    need = solver_memory_bytes(args.nx, args.ny) * (4 ** ((args.convergence or 1) - 1))
+    from fem.membrane import MEMORY_SHARE, physical_memory_bytes
+
+    levels = args.convergence or 1
+    if args.convergence is not None and args.convergence < 3:
+        raise UsageError(f"uqkit fe: --convergence needs at least 3 meshes, got "
+                         f"{args.convergence}")
+    finest = 2 ** (levels - 1)
+    need = sum(solver_memory_bytes(args.nx * 2 ** k, args.ny * 2 ** k) for k in range(levels))
+    peak, have = solver_memory_bytes(args.nx * finest, args.ny * finest), physical_memory_bytes()
+    if have and peak > MEMORY_SHARE * have:
+        raise UsageError(f"uqkit fe: --convergence {levels}: the finest mesh "
+                         f"({args.nx * finest} x {args.ny * finest}) needs about "
+                         f"{peak / 2 ** 30:.3g} GiB, more than {MEMORY_SHARE:.0%} of this "
+                         f"machine's {have / 2 ** 30:.3g} GiB; use fewer levels or a coarser mesh")
     if need > LONG_SOLVE_BYTES:
         print(f"uqkit fe: solving a {args.nx} x {args.ny} mesh"
               + (f" and {args.convergence - 1} refinements" if args.convergence else "")
@@ -171,15 +184,18 @@ def _check_plot_path(path):
 
     from matplotlib.backend_bases import FigureCanvasBase
 
-    formats = FigureCanvasBase.get_supported_filetypes()
+    formats = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"}  # pgf needs LaTeX
     ext = os.path.splitext(path)[1].lstrip(".").lower()
     if ext not in formats:
         what = f"'{ext}' files" if ext else "a file without an extension"
         raise UsageError(f"uqkit fe: --plot {path!r}: cannot write {what}; use one of "
                          f"{', '.join(sorted(formats))}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"uqkit fe: --plot {path!r}: no directory {folder!r}")
 
 
-def check_output_dir(path, what="--out"):
+def check_output_dir(path, what="uqkit: --out"):
     """Refuse an output directory that is an existing file or cannot be created or written.
 
     Raises:
@@ -209,8 +225,9 @@ def _save_plot(res, path):
     ax.figure.tight_layout()
     try:
         ax.figure.savefig(path, dpi=120)
-    except OSError as exc:
-        raise UsageError(f"uqkit fe: cannot write --plot {path!r}: {exc.strerror}") from None
+    except Exception as exc:  # noqa: BLE001 - a file the user named could not be written
+        reason = exc.strerror if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+        raise UsageError(f"uqkit fe: cannot write --plot {path!r}: {reason}") from None
     plt.close(ax.figure)
 
 
@@ -226,7 +243,10 @@ def build_parser():
         parser.add_argument("--version", action="version", version=f"uqkit {version('uqkit')}")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         pass
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
+                                metavar="{fe,study}",
+                                help="fe: solve one membrane; study: run one of the paper's "
+                                     "studies (uqkit COMMAND --help says more)")
     _add_fe(sub)
     for ep in sorted(entry_points(group=COMMANDS), key=lambda e: e.name):
         ep.load()(sub)

@@ -16,7 +16,7 @@ by position: ``"normal(210, 10)"``, ``"gumbel(loc=10, scale=2)"``,
 | weibull | shape; scale=1, loc=0 | Weibull: P(X > x) = exp(-((x - loc) / scale)^shape) |
 | exponential | —; scale= or rate=, loc=0 | mean = loc + scale = loc + 1 / rate |
 | lognormal | —; mean=, std= or mu=, sigma= | ln X ~ N(mu, sigma^2); mean and std are X's own |
-| truncnormal | —; mean=, std=, lower=, upper= | N(mean, std^2) cut to (lower, upper) |
+| truncnormal | —; mu=, sigma=, lower=, upper= | N(mu, sigma^2) cut to (lower, upper): mu and sigma are the uncut normal's, not the variable's mean and std |
 
 Positional parameters follow scipy.stats where it names the same parameters (normal's loc and
 scale, gumbel_r's loc and scale, t's df, loc and scale, beta's a and b); uniform and triangle
@@ -113,6 +113,8 @@ def _exponential(scale=None, rate=None, loc=0.0):
     if (scale is None) == (rate is None):
         raise ValueError("exponential: give scale= or rate= (one of them), e.g. "
                          "exponential(scale=2) or exponential(rate=0.5)")
+    if rate is not None:
+        _positive("exponential", rate=rate)
     scale = 1.0 / rate if scale is None else scale
     _positive("exponential", scale=scale)
     return chaospy.Exponential(scale, loc)
@@ -131,11 +133,11 @@ def _lognormal(mean=None, std=None, mu=None, sigma=None):
     return chaospy.LogNormal(mu, sigma)
 
 
-def _truncnormal(mean, std, lower=-math.inf, upper=math.inf):
-    _positive("truncnormal", std=std)
+def _truncnormal(mu, sigma, lower=-math.inf, upper=math.inf):
+    _positive("truncnormal", sigma=sigma)
     if not lower < upper:
         raise ValueError(f"truncnormal: lower must be < upper, got ({lower!r}, {upper!r})")
-    return chaospy.TruncNormal(lower, upper, mean, std)
+    return chaospy.TruncNormal(lower, upper, mu, sigma)
 
 
 #: The families a spec may name.
@@ -156,9 +158,10 @@ FAMILIES = {
     "lognormal": Family(("mean", "std", "mu", "sigma"), 0, _lognormal, (None,) * 4,
                         "lognormal(mean=..., std=...) or lognormal(mu=..., sigma=...) (mu and "
                         "sigma of the logarithm)"),
-    "truncnormal": Family(("mean", "std", "lower", "upper"), 0, _truncnormal,
+    "truncnormal": Family(("mu", "sigma", "lower", "upper"), 0, _truncnormal,
                           (-math.inf, math.inf),
-                          "truncnormal(mean=..., std=..., lower=..., upper=...)"),
+                          "truncnormal(mu=..., sigma=..., lower=..., upper=...) (mu and sigma "
+                          "of the normal before the cut)"),
 }
 
 
@@ -179,7 +182,10 @@ def _read(spec, name):
             raise ValueError(f"{name}: cannot read distribution {spec!r}; write it as "
                              "'normal(2, 0.05)' or 'gumbel(loc=10, scale=2)'")
         args, kwargs = [], {}
-        for token in filter(str.strip, m.group(2).split(",")):
+        tokens = m.group(2).split(",") if m.group(2).strip() else []
+        if any(not t.strip() for t in tokens):
+            raise ValueError(f"{name}: distribution {spec!r} has an empty parameter")
+        for token in tokens:
             key, eq, value = token.partition("=")
             if eq:
                 kwargs[key.strip()] = _number(value, spec, name)
@@ -217,6 +223,10 @@ def parse_distribution(spec, name="input"):
         raise ValueError(f"{name}: unknown distribution {kind!r}; known: "
                          f"{', '.join(sorted(FAMILIES))}")
     usage = family.usage(kind.lower())
+    if len(args) > len(family.params) or (family.positional == len(family.params) and
+                                          len(args) > family.positional):
+        raise ValueError(f"{name}: {kind} takes at most {len(family.params)} parameters, got "
+                         f"{len(args)}; use {usage}")
     if len(args) > family.positional:
         given = ", ".join(f"{a:g}" for a in args)
         why = ("its parameters must be named" if family.positional == 0 else

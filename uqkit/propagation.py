@@ -103,10 +103,18 @@ class PropagationResult:
         """Counter of failure reasons."""
         return Counter(self.reasons[~self.ok].tolist())
 
+    def _export_outputs(self):
+        """(names, (n, k) values) of the outputs to export: the model's output names, the
+        values padded with NaN where every run failed and so none has outputs."""
+        names = self.output_names or tuple(f"y{j}" for j in range(self.outputs.shape[1]))
+        values = self.outputs
+        if values.shape[1] < len(names):
+            values = np.full((len(values), len(names)), np.nan)
+        return names, values
+
     def columns(self):
         """The column names of :meth:`to_csv`: inputs, outputs, ``status``, ``reason``."""
-        outputs = self.output_names or tuple(f"y{j}" for j in range(self.outputs.shape[1]))
-        return (*self.inputs.names, *outputs, "status", "reason")
+        return (*self.inputs.names, *self._export_outputs()[0], "status", "reason")
 
     def to_csv(self, path):
         """Write one row per run: inputs, outputs (empty where a run failed), status and
@@ -116,7 +124,8 @@ class PropagationResult:
         with open(path, "w", newline="") as fh:
             writer = csv.writer(fh)
             writer.writerow(self.columns())
-            for x, y, s, r in zip(self.inputs.values, self.outputs, self.status, self.reasons):
+            values = self._export_outputs()[1]
+            for x, y, s, r in zip(self.inputs.values, values, self.status, self.reasons):
                 writer.writerow([*map(repr, x.tolist()),
                                  *("" if v != v else repr(v) for v in y.tolist()), int(s), r])
 
@@ -127,11 +136,10 @@ class PropagationResult:
         except ImportError:
             raise ImportError("to_dataframe needs pandas (pip install pandas); to_csv does "
                               "not") from None
-        names = self.columns()
-        k = len(self.inputs.names)
-        frame = pd.DataFrame(self.inputs.values, columns=list(names[:k]))
-        for j, name in enumerate(names[k:-2]):
-            frame[name] = self.outputs[:, j]
+        out_names, values = self._export_outputs()
+        frame = pd.DataFrame(self.inputs.values, columns=list(self.inputs.names))
+        for j, name in enumerate(out_names):
+            frame[name] = values[:, j]
         frame["status"], frame["reason"] = self.status, self.reasons
         return frame
 
@@ -151,7 +159,8 @@ class PropagationResult:
 
 
 def default_chunk_size(n):
-    """Rows per chunk: depends only on n, so that a resumed study cuts the same chunks."""
+    """Rows per chunk of a new store (or a run without one): about 64 chunks for n rows. A
+    store keeps the chunk size it was made with (see :func:`propagate`)."""
     return int(min(1024, max(16, math.ceil(n / 64))))
 
 
@@ -204,9 +213,14 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
             ``"dask"`` (with ``dask=ADDRESS``) or any ``concurrent.futures.Executor``.
         workers: processes of the local pool (default: every core).
         dask: Dask scheduler address; implies ``executor="dask"``.
-        chunk_size: rows per task (default :func:`default_chunk_size`).
+        chunk_size: rows per task (default: the store's, for an existing store, else
+            :func:`default_chunk_size`). A store keeps its chunk size, so that a larger sample
+            of the same draws adds chunks to it; a store started with a tiny pilot sample has
+            tiny chunks, so give a chunk size, or use a new store, for a much larger run.
         store: a directory: finished chunks are saved there and reloaded on a rerun; the
-            directory is locked while the run lasts.
+            directory is locked while the run lasts. It may hold a shorter or longer sample of
+            the same draws: a larger n computes only the new rows, a smaller one loads a
+            prefix (rows beyond it stay in the store, untouched).
         settings: extra JSON-friendly settings recorded in the store's manifest (a seed, ...).
         progress: show a tqdm progress bar with throughput and ETA.
         retry_failed: which failures stored by an earlier run are computed again:
@@ -248,7 +262,10 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
         return run.execute(executor, kind, workers, dask, samples, t0)
     # the store's chunks are checked against these inputs one by one, so a store may hold a
     # shorter or longer sample of the same draws: a larger n computes only the new rows
-    manifest = {"model": describe_model(model), "chunk_size": run.chunk_size, **(settings or {})}
+    reserved = {"model", "chunk_size"} & set(settings or {})
+    if reserved:
+        raise ValueError(f"settings may not set {sorted(reserved)}: propagate records them itself")
+    manifest = {**(settings or {}), "model": describe_model(model), "chunk_size": run.chunk_size}
     metadata = {"input_names": list(samples.names),
                 "output_names": list(getattr(model, "output_names", ())),
                 "samples": samples.origin}
@@ -290,9 +307,10 @@ class _Run:
                     f"{self.store!r} holds other inputs than this run: the store was made with "
                     "other samples (another seed or rule, or another n with lhs, sobol or "
                     "halton); use another store or the same samples")
-            seconds = float(data["seconds"]) if "seconds" in data else 0.0
+            seconds = float(data["seconds"]) * m / len(stored) if "seconds" in data else 0.0
             part = ModelOutput(data["outputs"][:m], data["status"][:m], data["reasons"][:m],
                                seconds=seconds)
+            truncated = len(stored) > len(X)  # saving it again would drop its other rows
             new = np.arange(m, len(X))  # a longer sample: the rest of a stored last chunk
             if len(new):
                 part = _merge(ModelOutput(np.full((len(X), part.values.shape[1]), np.nan),
@@ -301,7 +319,9 @@ class _Run:
             self.parts[i] = part
             if part.ok.any():  # the model works here: a rerun's errors are the rows' own
                 self.systematic = False
-            retry = np.union1d(np.flatnonzero(_retry_mask(part.status[:m], retry_failed)), new)
+            retry = np.union1d([] if truncated else
+                               np.flatnonzero(_retry_mask(part.status[:m], retry_failed)),
+                               new).astype(np.int64)
             if len(retry):
                 self.todo[i] = retry
             else:

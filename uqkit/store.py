@@ -24,7 +24,9 @@ from contextlib import contextmanager
 import numpy as np
 
 FORMAT = "uqkit-store"
-VERSION = 1
+#: 2: the manifest no longer pins n (a store may hold a shorter or longer sample), and records
+#: metadata; chunks record their evaluation time.
+VERSION = 2
 
 
 class StoreMismatchError(ValueError):
@@ -143,7 +145,11 @@ class StudyStore:
         if not os.path.exists(manifest):
             return None
         with open(manifest) as fh:
-            return json.load(fh).get("settings")
+            body = json.load(fh)
+        if not isinstance(body, dict) or body.get("format") != FORMAT or \
+                body.get("version") != VERSION:
+            return None  # opening the store says what is wrong with it
+        return body.get("settings")
 
     def close(self):
         """Release the directory's lock."""
@@ -162,8 +168,12 @@ class StudyStore:
         if os.path.exists(manifest):
             with open(manifest) as fh:
                 old = json.load(fh)
-            if old.get("format") != FORMAT:
+            if not isinstance(old, dict) or old.get("format") != FORMAT:
                 raise StoreMismatchError(f"{manifest} is not a uqkit store")
+            if old.get("version") != VERSION:
+                raise StoreMismatchError(
+                    f"{self.directory!r} holds a store of format {old.get('version')} from an "
+                    f"older uqkit (this one writes format {VERSION}); use a new directory")
             if old["settings"] != self.settings:
                 details = describe_differences(old["settings"], self.settings)
                 raise StoreMismatchError(

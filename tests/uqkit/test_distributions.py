@@ -23,7 +23,7 @@ CASES = [
     ("exponential(scale=2)", stats.expon(0, 2)),
     ("exponential(rate=0.5, loc=1)", stats.expon(1, 2)),
     ("lognormal(mu=-1.2, sigma=0.1)", stats.lognorm(0.1, 0, math.exp(-1.2))),
-    ("truncnormal(mean=1, std=2, lower=0, upper=3)",
+    ("truncnormal(mu=1, sigma=2, lower=0, upper=3)",
      stats.truncnorm(-0.5, 1.0, loc=1, scale=2)),
 ]
 
@@ -60,7 +60,10 @@ def test_lognormal_by_mean_and_std():
                     r"as in gamma\(shape, scale=1, loc=0\)"),
     ("lognormal(-1.2, 0.01)", r"its parameters must be named, as in lognormal\(mean=..."),
     ("exponential(2)", r"its parameters must be named, as in exponential\(scale="),
-    ("truncnormal(0, 1, -1, 1)", r"must be named, as in truncnormal\(mean=..."),
+    ("truncnormal(0, 1, -1, 1)", r"must be named, as in truncnormal\(mu=..."),
+    ("normal(1, 2, 3)", r"normal takes at most 2 parameters, got 3"),
+    ("normal(1,,2)", r"has an empty parameter"),
+    ("exponential(rate=0)", r"rate must be > 0, got rate=0.0"),
     ("weibull(1.5, 2)", r"only the first 1 may be given by position"),
     ("gumbel(loc=10)", r"gumbel needs scale; use gumbel\(loc, scale\)"),
     ("gumbel(loc=10, scale=-2)", r"gumbel: scale must be > 0, got scale=-2.0"),

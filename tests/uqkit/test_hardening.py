@@ -375,8 +375,52 @@ def test_a_larger_sample_in_the_same_store_computes_only_the_new_rows(tmp_path):
     with pytest.raises(ValueError, match="holds other inputs than this run.*another seed"):
         propagate(square_rows, sample(inputs, 1300, seed=5), executor="serial", store=store,
                   progress=False)
+    propagate(square_rows, sample(inputs, 1300, rule="lhs", seed=4), executor="serial",
+              store=str(tmp_path / "lhs"), progress=False)
     with pytest.raises(ValueError, match="another n with lhs"):
-        propagate(square_rows, sample(inputs, 1300, rule="lhs", seed=4), executor="serial",
-                  store=str(tmp_path / "lhs"), progress=False) and propagate(
-            square_rows, sample(inputs, 1400, rule="lhs", seed=4), executor="serial",
-            store=str(tmp_path / "lhs"), progress=False)
+        propagate(square_rows, sample(inputs, 1400, rule="lhs", seed=4), executor="serial",
+                  store=str(tmp_path / "lhs"), progress=False)
+
+
+def fails_mid(X):
+    x = X[:, 0]
+    return X, np.where((x > 0.45) & (x < 0.55), RAISED, 0)  # rows 18-21 of 40 "raise"
+
+
+def test_a_shorter_rerun_keeps_the_rows_of_a_longer_store(tmp_path):
+    """Retrying in a shorter sample must not save the stored chunk cut down to it."""
+    X = np.linspace(0, 1, 40)[:, None]
+    store = str(tmp_path / "s")
+    first = propagate(fails_mid, X, executor="serial", chunk_size=16, store=store,
+                      progress=False)
+    assert np.flatnonzero(first.status == RAISED).tolist() == [18, 19, 20, 21]
+    propagate(fails_mid, X[:20], executor="serial", store=store, progress=False)
+    assert len(load_dataset(store)["rows"]) == 40  # rows 20-31 of chunk 1 are still there
+    assert propagate(fails_mid, X, executor="serial", store=store, progress=False,
+                     retry_failed="none").computed == 0
+
+
+def test_settings_may_not_override_what_propagate_records(tmp_path):
+    with pytest.raises(ValueError, match=r"settings may not set \['chunk_size'\]"):
+        propagate(square_rows, np.ones((4, 1)), executor="serial", store=str(tmp_path / "s"),
+                  settings={"chunk_size": 7})
+
+
+class NoOutputs:
+    output_names = ("a", "b")
+
+    def __call__(self, X):
+        if len(X) > 1:
+            raise ValueError("batch")
+        raise ValueError(f"bad row {X[0, 0]}")  # every row fails, each its own way
+
+
+def test_export_when_no_run_has_outputs(tmp_path):
+    import csv
+
+    res = propagate(NoOutputs(), np.arange(5.0)[:, None], executor="serial", progress=False)
+    assert res.outputs.shape == (5, 0)
+    res.to_csv(tmp_path / "r.csv")
+    rows = list(csv.reader(open(tmp_path / "r.csv")))
+    assert rows[0] == ["x0", "a", "b", "status", "reason"]
+    assert rows[1][1:3] == ["", ""] and rows[1][4].startswith("raised ValueError: bad row")
