@@ -7,29 +7,20 @@ the uncertainty API of the BDL: ``predict(X, return_std=True)`` and ``predict_di
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
-from .bdl import _check_target, check_finite
+from .bdl import MultiOutputRegressorMixin, check_finite
 from .prediction import Prediction
 from .scaling import Standardizer
 
 
-class _Regressor(RegressorMixin, BaseEstimator):
+class _Regressor(MultiOutputRegressorMixin, BaseEstimator):
     """Shared input checks: finite numeric X (n, d) and y (n,) or (n, k)."""
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
-
     def _fit_data(self, X, y):
-        _check_target(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
-                             ensure_all_finite=False)
-        check_finite(X, "X")
-        check_finite(y, "y")
+        X, y = self._validate_regression(X, y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
                              f"{X.shape[0]} sample")

@@ -105,6 +105,26 @@ def _check_target(y):
         check_finite(arr, "y")
 
 
+class MultiOutputRegressorMixin(RegressorMixin):
+    """A scikit-learn regressor of (n,) or (n, k) targets: the tag, and the validation of its
+    training data (finite numbers; the first NaN or inf named)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _validate_regression(self, X, y):
+        from sklearn.utils.validation import validate_data
+
+        _check_target(y)
+        X, y = validate_data(self, X, y, reset=True, dtype=np.float64, multi_output=True,
+                             y_numeric=True, ensure_all_finite=False)
+        check_finite(X, "X")
+        check_finite(y, "y")
+        return X, y
+
+
 def _is_int(v, minimum):
     return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= minimum
 
@@ -583,7 +603,7 @@ class _BaseBDL(BaseEstimator):
         return self
 
 
-class BDL(RegressorMixin, _BaseBDL):
+class BDL(MultiOutputRegressorMixin, _BaseBDL):
     """Bayesian MLP regression surrogate (Gaussian likelihood with a learned noise precision
     per output), trained by mean-field variational inference.
 
@@ -595,19 +615,8 @@ class BDL(RegressorMixin, _BaseBDL):
 
     _task = "regression"
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
-
     def _fit_data(self, X, y):
-        from sklearn.utils.validation import validate_data
-
-        _check_target(y)
-        X, Y = validate_data(self, X, y, reset=True, dtype=np.float64, multi_output=True,
-                             y_numeric=True, ensure_all_finite=False)
-        check_finite(X, "X")
-        check_finite(Y, "y")
+        X, Y = self._validate_regression(X, y)
         self.single_output_ = Y.ndim == 1
         return X, Y.reshape(len(Y), -1)
 

@@ -102,9 +102,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         (``{name: result}``, number of tasks computed now). Each result is saved the moment
         it is ready, so an interrupted call loses only the tasks that were running.
     """
-    from concurrent.futures import as_completed
-
-    from .executors import make_executor
+    from .executors import iter_completed, make_executor
     from .model import identity_key
 
     results, todo = {}, {}
@@ -136,7 +134,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
             with make_executor("local", workers=min(workers, len(todo)),
                                code_key=identity_key(fn)) as ex:
                 futures = {ex.submit(fn, payload): name for name, (_, payload) in todo.items()}
-                for fut in as_completed(futures):
+                for fut in iter_completed(futures):
                     finish(futures[fut], fut.result())
     finally:
         if bar is not None:

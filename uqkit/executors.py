@@ -98,6 +98,27 @@ def cpu_count():
         return os.cpu_count() or 1
 
 
+#: Seconds between two checks for signals while the main thread waits for futures.
+SIGNAL_POLL = 0.25
+
+
+def iter_completed(futures, poll=SIGNAL_POLL):
+    """Yield ``futures`` as they complete, like ``concurrent.futures.as_completed``, but wait
+    in slices of ``poll`` seconds.
+
+    Python runs signal handlers in the main thread only, and a signal may be delivered to any
+    thread of the process: a Ctrl-C that lands in one of the pool's helper threads does not
+    wake a main thread blocked in an untimed wait (``as_completed`` waits so), which would then
+    hang until a future completes. Timed waits let the main thread see it within ``poll``.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=poll, return_when=FIRST_COMPLETED)
+        yield from done
+
+
 class SerialExecutor(Executor):
     """Runs each task at submit time in this process (for debugging and tiny jobs)."""
 

@@ -15,12 +15,13 @@ import logging
 import math
 import time
 from collections import Counter
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .executors import SerialExecutor, check_picklable, cpu_count, make_executor
+from .executors import (SerialExecutor, check_picklable, cpu_count, iter_completed,
+                        make_executor)
 from .model import RAISED, ModelOutput, describe_model, evaluate, identity_key, stack_values
 from .sampling import Samples
 from .store import StudyStore
@@ -394,7 +395,7 @@ class _Run:
             return
         futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i)): i for i in order}
         try:
-            for fut in as_completed(futures):
+            for fut in iter_completed(futures):
                 self._finish(futures[fut], self._result(fut))
         except BaseException:
             # stop the rest, but keep every chunk that has finished: also those that finished

@@ -286,6 +286,15 @@ def _design_point(ls, u):
 
 # -- SORM ----------------------------------------------------------------------------------
 
+def _form_point(ls, form_result, form_options):
+    """(the FORM design point's fields, model runs spent on it before this call): from
+    ``form_result`` if given, else from a FORM run here."""
+    if form_result is None:
+        return form(ls, **form_options), 0
+    fields = ("beta", "design_point", "alpha", "importance", "history", "info")
+    return {k: getattr(form_result, k) for k in fields}, form_result.model_runs
+
+
 def sorm_formulas(beta, kappa):
     """Breitung, Hohenbichler-Rackwitz and Tvedt failure probabilities from the reliability
     index and the principal curvatures (positive: surface bending away from the origin)."""
@@ -332,13 +341,7 @@ def sorm(ls, rng=None, form_result=None, formula="tvedt", hessian_step=5e-3,
         raise ValueError(f"unknown formula {formula!r}; use 'hohenbichler', 'breitung' or "
                          "'tvedt'")
     h = check_float(hessian_step, "hessian_step", 0.0, 1.0)
-    if form_result is None:
-        f = form(ls, **form_options)
-        runs_before = 0
-    else:
-        f = {k: getattr(form_result, k) for k in ("beta", "design_point", "alpha",
-                                                  "importance", "history", "info")}
-        runs_before = form_result.model_runs
+    f, runs_before = _form_point(ls, form_result, form_options)
     u, alpha, beta = f["design_point"]["u"], f["alpha"], f["beta"]
     g0, gnorm = f["info"]["g"], f["info"]["gradient_norm"]
     T = tangent_basis(alpha) * h
@@ -379,13 +382,7 @@ def importance_sampling(ls, rng, n=2000, level=0.95, form_result=None, **form_op
     """
     n = check_int(n, "n", 2)
     level = check_float(level, "level", 0.0, 1.0)
-    if form_result is None:
-        f = form(ls, **form_options)
-        runs_before = 0
-    else:
-        f = {k: getattr(form_result, k) for k in ("design_point", "alpha", "importance",
-                                                  "history", "info", "beta")}
-        runs_before = form_result.model_runs
+    f, runs_before = _form_point(ls, form_result, form_options)
     ustar = f["design_point"]["u"]
     U = ustar + rng.standard_normal((n, len(ustar)))
     fails = ls(U, tag="is") <= 0

@@ -251,3 +251,31 @@ def test_a_changed_model_module_gets_fresh_workers(tmp_path, monkeypatch):
     (tmp_path / "changing.py").write_text("def model(X):\n    return 3 * X\n")
     importlib.reload(changing)
     assert propagate(changing.model, X, workers=2, chunk_size=4, progress=False).outputs[0, 0] == 3
+
+
+def sleepy(X):
+    time.sleep(3.0)
+    return X
+
+
+def test_ctrl_c_delivered_to_another_thread_still_stops_the_run(tmp_path):
+    """The kernel may deliver a terminal's SIGINT to any thread; Python handles it in the main
+    thread only. A main thread blocked in an untimed wait (as_completed's) then hung until a
+    future completed: seen once in CI, with a worker stuck for minutes."""
+    import signal
+    import threading
+
+    def interrupt_from_this_thread():
+        time.sleep(0.5)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # lands in this thread
+
+    pool = ThreadPoolExecutor(1)
+    threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            propagate(sleepy, np.ones((2, 1)), executor=pool, chunk_size=1,
+                      store=str(tmp_path / "s"), progress=False)
+        assert time.perf_counter() - t0 < 2.0  # not the 3 s of the running task
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
