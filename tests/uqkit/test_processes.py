@@ -103,6 +103,9 @@ SLOW_CHUNKS = """
     import faulthandler, os, signal, sys, time
     import numpy as np
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # where it hangs, if it does
+    # a terminal's Ctrl-C: CI may start us with SIGINT ignored (a background job), and Python
+    # then raises no KeyboardInterrupt at all
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from uqkit import propagate
     from uqkit.propagation import PropagationInterrupted
     DIR = sys.argv[1] if len(sys.argv) > 1 else {dir!r}
@@ -270,6 +273,8 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_run(tmp_path):
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # lands in this thread
 
     pool = ThreadPoolExecutor(1)
+    # as in a terminal (CI may run the tests with SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
     t0 = time.perf_counter()
     try:
@@ -278,4 +283,5 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_run(tmp_path):
                       store=str(tmp_path / "s"), progress=False)
         assert time.perf_counter() - t0 < 2.0  # not the 3 s of the running task
     finally:
+        signal.signal(signal.SIGINT, previous)
         pool.shutdown(wait=False, cancel_futures=True)
