@@ -21,6 +21,7 @@ Example:
 """
 import hashlib
 import json
+import math
 import os
 
 import numpy as np
@@ -28,16 +29,19 @@ import numpy as np
 from .store import atomic_write
 
 
-def jsonable(obj):
-    """Turn numpy containers into plain JSON types (dict keys become strings)."""
+def jsonable(obj, finite=False):
+    """Turn numpy containers into plain JSON types (dict keys become strings); with
+    ``finite``, NaN and infinities become None (strict JSON)."""
     if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v, finite) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
+        return [jsonable(v, finite) for v in obj]
     if isinstance(obj, np.ndarray):
-        return obj.tolist()
+        return jsonable(obj.tolist(), finite) if finite else obj.tolist()
     if isinstance(obj, (np.floating, np.integer, np.bool_)):
-        return obj.item()
+        obj = obj.item()
+    if finite and isinstance(obj, float) and not math.isfinite(obj):
+        return None
     return obj
 
 

@@ -119,21 +119,9 @@ class ReliabilityResult:
 
     def to_dict(self):
         """A JSON-friendly dict: arrays as lists, NaN and infinities as None."""
-        return _jsonable(dict(self.__dict__))
+        from .cache import jsonable
 
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
+        return jsonable(dict(self.__dict__), finite=True)
 
 
 def beta_of(pf):
