@@ -4,7 +4,13 @@ trained the same way (with the ratio), and a surrogate Monte Carlo of 1e5 sample
 ``propagate``: with ``SurrogateModel`` as it is (means only) and as it was (the mean of a full
 predictive distribution with its 95% mixture intervals, which it then threw away).
 
-    python benchmarks/bench_bdl.py [--json] [--epochs N]
+The Laplace trainer (``BDL(inference="laplace")``: MAP by full-batch L-BFGS, then the
+linearised Laplace posterior) on the same data: one fit (``laplace_train_s``), 24 fits as
+one batched program (``batched_k24_s``, seeds 0-23, :func:`surrogates.fit_many`), their ratio
+``batched_speedup = 24 * laplace_train_s / batched_k24_s``, and its prediction of 1e5 inputs
+x 200 posterior draws (``laplace_predict_s``).
+
+    python benchmarks/bench_bdl.py [--json] [--epochs N] [--max-iter N]
 """
 import argparse
 import json
@@ -19,6 +25,7 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--epochs", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=1, help="torch threads while training")
+    ap.add_argument("--max-iter", type=int, default=2000, help="L-BFGS iterations (Laplace)")
     args = ap.parse_args(argv)
 
     from surrogates import BDL, NeuralNetwork
@@ -60,8 +67,26 @@ def main(argv=None):
     t0 = time.perf_counter()
     nn_model.fit(X, Y)
     mlp_s = time.perf_counter() - t0
+    from surrogates import fit_many
+
+    lap = dict(hidden=(30, 15, 10), inference="laplace", max_iter=args.max_iter,
+               num_threads=args.threads)
+    t0 = time.perf_counter()
+    one = BDL(**lap, seed=0).fit(X, Y)
+    laplace_train_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fit_many([BDL(**lap, seed=k) for k in range(24)], [(X, Y)] * 24)
+    batched_k24_s = time.perf_counter() - t0
+    one.num_threads = None
+    t0 = time.perf_counter()
+    one.predict_distribution(Xp, n_samples=200, levels=())
+    laplace_predict_s = time.perf_counter() - t0
     out = {"train_s": train_s, "predict_s": predict_s, "mlp_train_s": mlp_s,
-           "ratio_vs_mlp": train_s / mlp_s, **surrogate_mc}
+           "ratio_vs_mlp": train_s / mlp_s, **surrogate_mc,
+           "laplace_train_s": laplace_train_s, "laplace_iterations": one.history_["iterations"],
+           "batched_k24_s": batched_k24_s,
+           "batched_speedup": 24 * laplace_train_s / batched_k24_s,
+           "laplace_predict_s": laplace_predict_s}
     if args.json:
         print(json.dumps(out))
     else:
@@ -74,6 +99,10 @@ def main(argv=None):
         print(f"surrogate MC : {surrogate_mc['surrogate_mc_s']:.2f} s for 1e5 samples "
               f"(SurrogateModel, means only); "
               f"{surrogate_mc['surrogate_mc_with_intervals_s']:.2f} s with 95% intervals")
+        print(f"Laplace fit  : {laplace_train_s:.1f} s ({out['laplace_iterations']} L-BFGS "
+              f"iterations); 24 fits batched: {batched_k24_s:.1f} s "
+              f"({out['batched_speedup']:.1f}x faster than 24 single fits)")
+        print(f"Laplace pred.: {laplace_predict_s:.2f} s (1e5 inputs x 200 posterior draws)")
     return out
 
 

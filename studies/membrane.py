@@ -57,8 +57,10 @@ class MembraneStudy:
         n_uq_train: FE runs the UQ surrogates train on (paper: 1000).
         n_surrogate_mc: surrogate Monte Carlo samples (paper: 1e5).
         n_truth: FE Monte Carlo ground-truth samples (paper: 5e5).
-        paper: train with the paper's exact settings (batch 16, 200 ELBO samples) and use
-            the paper's 5e5 truth.
+        paper: train with the paper's method and exact settings (mean-field VI, batch 16,
+            200 ELBO samples) and use the paper's 5e5 truth.
+        epochs: Adam epochs of ``--paper`` fits; max_iter: L-BFGS iterations of the default
+            fits.
         workers: processes for FE runs and training; dask: a Dask scheduler address for the FE.
         nx, ny: the FE mesh (elements along l and b); the report gives its discretisation
             error at the mean inputs.
@@ -71,7 +73,7 @@ class MembraneStudy:
     train_sizes: tuple = (64, 128, 256, 512)
     n_validation: int = 1000
     n_calibration: int = 500
-    n_seeds: int = 3
+    n_seeds: int = 5
     n_uq_train: int = 1000
     n_surrogate_mc: int = 100_000
     n_truth: int = 20_000
@@ -79,6 +81,7 @@ class MembraneStudy:
     workers: int = None
     dask: str = None
     epochs: int = 1000
+    max_iter: int = 2000
     n_paths: int = 30
     nx: int = 20
     ny: int = 10
@@ -88,7 +91,7 @@ class MembraneStudy:
 
     def __post_init__(self):
         for name in ("n_validation", "n_calibration", "n_seeds", "n_uq_train", "n_surrogate_mc",
-                     "n_truth", "epochs"):
+                     "n_truth", "epochs", "max_iter"):
             check_count(getattr(self, name), name)
         if not self.train_sizes or any(int(n) < 8 for n in self.train_sizes):
             raise ValueError(f"train_sizes must be integers >= 8, got {self.train_sizes!r}")
@@ -137,18 +140,22 @@ def discretisation_error(study):
 def bdl_settings(n, study, seed):
     """BDL constructor arguments for a training set of n rows.
 
-    ``--paper``: the paper's settings (Adam lr 0.005 x 0.75 every 100 epochs, 1000 epochs,
-    batch 16, 200 ELBO samples). Default: the same schedule with 4 ELBO samples and batches of
-    max(16, n / 4), so every fit takes 4000 steps whatever n. Both start from a small
-    posterior standard deviation (1e-5): the decaying schedule then stops short of the fully
-    converged ELBO, which at these data sizes underfits (see the report's notes).
+    Default: the MAP network trained to convergence by full-batch L-BFGS (float64, noise
+    precision held at noise std 0.1 (standardised units) for the first half of the iterations,
+    then learned; ``max_iter`` iterations in all) and the full-GGN linearised Laplace posterior
+    about it (``inference="laplace"``). Fits of one size train as one batched
+    program (:func:`surrogates.fit_many`).
+
+    ``--paper``: the paper's method and settings: mean-field VI by Adam, lr 0.005 x 0.75 every
+    100 epochs, ``epochs`` epochs, batch 16, 200 ELBO samples, from a small posterior standard
+    deviation (1e-5).
     """
-    common = dict(hidden=(30, 15, 10), activation="tanh", lr=0.005, lr_step=100, lr_gamma=0.75,
-                  epochs=study.epochs, init_std=1e-5, seed=seed, num_threads=1,
+    common = dict(hidden=(30, 15, 10), activation="tanh", seed=seed, num_threads=1,
                   predict_samples=200, progress=False)
     if study.paper:
-        return dict(common, batch_size=16, n_samples=200)
-    return dict(common, batch_size=max(16, n // 4), n_samples=4)
+        return dict(common, inference="meanfield", lr=0.005, lr_step=100, lr_gamma=0.75,
+                    epochs=study.epochs, init_std=1e-5, batch_size=16, n_samples=200)
+    return dict(common, inference="laplace", noise_std=0.1, max_iter=study.max_iter)
 
 
 # -- FE data -----------------------------------------------------------------------------------
@@ -177,25 +184,19 @@ def fe_dataset(study, name, n, seed, model, log, need=1):
 
 
 # -- training ----------------------------------------------------------------------------------
-def _fit_task(task):
-    """Train one BDL and evaluate it on the validation set (runs in a worker process)."""
-    import torch
-
-    from surrogates import BDL
+def _metrics(model, Xv, Yv, Xc, Yc, fig_index):
+    """Validation metrics of a fitted BDL, raw and after recalibrating its variance on the
+    calibration runs."""
     from surrogates import metrics as M
 
-    torch.set_num_threads(1)
-    X, Y, Xv, Yv, Xc, Yc, prior, kwargs, fig_index = task
-    t0 = time.perf_counter()
-    model = BDL(prior=prior, **kwargs).fit(X, Y)
-    fit_s = time.perf_counter() - t0
     pred = model.predict_distribution(Xv, levels=(0.95,))
     lo, hi = pred.intervals[0.95]
     out = {"r2": M.r2(Yv, pred.mean).tolist(), "rmse": M.rmse(Yv, pred.mean).tolist(),
            "nll": M.gaussian_nll(Yv, pred.mean, pred.total_var).tolist(),
            "coverage95": M.coverage(Yv, lo, hi).tolist(),
            "crps": M.crps_gaussian(Yv, pred.mean, pred.total_var).tolist(),
-           "noise_std": np.sqrt(pred.aleatoric_var[0]).tolist(), "fit_seconds": fit_s}
+           "noise_std": np.sqrt(pred.aleatoric_var[0]).tolist(),
+           "fit_seconds": model.fit_seconds_}
     model.calibrate(Xc, Yc)
     cal = model.predict_distribution(Xv, levels=(0.95,))
     lo, hi = cal.intervals[0.95]
@@ -203,30 +204,81 @@ def _fit_task(task):
                 "coverage95_cal": M.coverage(Yv, lo, hi).tolist(),
                 "crps_cal": M.crps_gaussian(Yv, cal.mean, cal.total_var).tolist(),
                 "variance_scale": model.variance_scale_.tolist()})
+    model.variance_scale_ = None
     if fig_index is not None:
         one = model.predict_distribution(Xv[fig_index:fig_index + 1], n_samples=2000,
-                                         return_samples=True,
-                            levels=())
+                                         return_samples=True, levels=())
         rng = np.random.default_rng(0)
         draws = one.samples[:, 0, 0] + rng.normal(0, math.sqrt(one.aleatoric_var[0, 0]), 2000)
         out["fig7c_w_p1"] = draws.tolist()
     return out
 
 
-def _uq_task(task):
-    """Train one UQ surrogate and save it to ``path`` (runs in a worker process)."""
-    from surrogates import BDL
+def _table_task(task):
+    """Train the fits of one training size (every prior and seed) as one batched program and
+    score each on the validation set (runs in a worker process); returns {key: metrics}."""
+    import torch
 
-    X, Y, prior, kwargs, path = task
+    from surrogates import BDL, fit_many
+
+    torch.set_num_threads(1)
+    members, Xv, Yv, Xc, Yc = task
     t0 = time.perf_counter()
-    BDL(prior=prior, **kwargs).fit(X, Y).save(path)
-    return {"fit_seconds": time.perf_counter() - t0}
+    models = fit_many([BDL(prior=prior, **kw) for _, _, _, prior, kw, _ in members],
+                      [(X, Y) for _, X, Y, _, _, _ in members])
+    seconds = time.perf_counter() - t0
+    out = {}
+    for (key, _, _, _, _, fig_index), model in zip(members, models):
+        out[key] = _metrics(model, Xv, Yv, Xc, Yc, fig_index)
+        out[key]["group_fit_seconds"] = seconds
+    return out
+
+
+def _baseline_task(task):
+    """GP, PCE (order 3) and cubic PR on one training size, scored like the BDL."""
+    from surrogates import GaussianProcess, PolynomialChaos, PolynomialRegression
+    from surrogates import metrics as M
+
+    X, Y, Xv, Yv, seed = task
+    out = {}
+    for name, model in (("GP", GaussianProcess(seed=seed)),
+                        ("PCE", PolynomialChaos(order=3, distribution=table3().joint)),
+                        ("PR", PolynomialRegression(degree=3))):
+        t0 = time.perf_counter()
+        model.fit(X, Y)
+        entry = {"fit_seconds": time.perf_counter() - t0}
+        if name == "GP":
+            pred = model.predict_distribution(Xv)
+            lo, hi = pred.intervals[0.95]
+            entry.update(r2=M.r2(Yv, pred.mean).tolist(),
+                         coverage95=M.coverage(Yv, lo, hi).tolist())
+        else:
+            entry.update(r2=M.r2(Yv, model.predict(Xv)).tolist(), coverage95=None)
+        out[name] = entry
+    return out
+
+
+def _uq_task(task):
+    """Train the UQ surrogates (one per prior) as one batched program and save each to its
+    path (runs in a worker process)."""
+    import torch
+
+    from surrogates import BDL, fit_many
+
+    torch.set_num_threads(1)
+    members = task
+    t0 = time.perf_counter()
+    models = fit_many([BDL(prior=prior, **kw) for _, _, _, prior, kw, _ in members],
+                      [(X, Y) for _, X, Y, _, _, _ in members])
+    seconds = time.perf_counter() - t0
+    for (_, _, _, _, _, path), model in zip(members, models):
+        model.save(path)
+    return {"fit_seconds": seconds}
 
 
 def _train(task):
-    """``("table", ...)``: a Table-4 fit and its metrics; ``("uq", ...)``: a UQ surrogate."""
     kind, payload = task
-    return _fit_task(payload) if kind == "table" else _uq_task(payload)
+    return {"table": _table_task, "baselines": _baseline_task, "uq": _uq_task}[kind](payload)
 
 
 def fit_settings(study, model):
@@ -237,7 +289,8 @@ def fit_settings(study, model):
     return {"seed": study.seed, "epochs": study.epochs, "paper": study.paper,
             "n_pool": n_pool, "n_validation": study.n_validation,
             "n_calibration": study.n_calibration, "priors": study.priors,
-            "model": model.describe(), "code": code_version(__name__), "fit_version": 4}
+            "max_iter": study.max_iter, "model": model.describe(),
+            "code": code_version(__name__), "fit_version": 5}
 
 
 # -- the study ---------------------------------------------------------------------------------
@@ -272,32 +325,46 @@ def run(study, log=print):
     fe_loaded = sum(r.loaded for r in fe_results)
     fe_failed = sum(r.n_failed for r in fe_results)
 
-    # Table-4 comparison
+    # Table-4 comparison: one task per training size, its fits (every prior and seed)
+    # trained as one batched program; the GP, PCE and PR on the same data beside them
     fig_index = int(np.argmin(np.abs(Wv[:, 0] - np.median(Wv[:, 0]))))
     tasks = {}
-    for prior_name, prior in study.priors.items():
-        for n in study.train_sizes:
+    for n in study.train_sizes:
+        members = []
+        for prior_name, prior in study.priors.items():
             for k in range(study.n_seeds):
-                key = f"table-{prior_name}-{n}-seed{k}"
-                tasks[key] = ("table", (Xp[:n], Wp[:n], Xv, Wv, Xc, Wc, prior,
-                                        bdl_settings(n, study, 100 * s + k),
-                                        fig_index if (k == 0 and prior_name == "direct")
-                                        else None))
+                members.append((f"table-{prior_name}-{n}-seed{k}", Xp[:n], Wp[:n], prior,
+                                bdl_settings(n, study, 100 * s + k),
+                                fig_index if (k == 0 and prior_name == "direct") else None))
+        tasks[f"table-{n}"] = ("table", (members, Xv, Wv, Xc, Wc))
+        tasks[f"baselines-{n}"] = ("baselines", (Xp[:n], Wp[:n], Xv, Wv, s))
     cache = study_cache(study)
     # the fits are keyed by the very data they are trained and scored on, too
     data = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes()
                                    for a in (Xp, Wp, Xv, Wv, Xc, Wc))).hexdigest()
     settings = dict(fit_settings(study, model), data_sha256=data)
-    # the UQ surrogates on n_uq_train runs, each saved as a file of its cache entry
+    # the UQ surrogates on n_uq_train runs, each saved as a file of the cache
+    key = f"uq-{study.n_uq_train}"
+    uq_paths = {}
+    members = []
     for prior_name, prior in study.priors.items():
-        key = f"uq-{prior_name}-{study.n_uq_train}"
-        tasks[key] = ("uq", (Xp[:study.n_uq_train], Wp[:study.n_uq_train], prior,
-                             bdl_settings(study.n_uq_train, study, 100 * s + 99),
-                             cache.path(key, dict(settings, task=key), ".pt")))
-    fits, computed = cached_map(
-        _train, {key: (dict(settings, task=key), task) for key, task in tasks.items()}, cache,
-        study.workers, study.progress, "train BDL")
-    log(f"surrogate fits: {computed} trained, {len(tasks) - computed} loaded")
+        uq_paths[prior_name] = cache.path(f"uq-{prior_name}-{study.n_uq_train}",
+                                          dict(settings, task=key), ".pt")
+        members.append((prior_name, Xp[:study.n_uq_train], Wp[:study.n_uq_train], prior,
+                        bdl_settings(study.n_uq_train, study, 100 * s + 99),
+                        uq_paths[prior_name]))
+    tasks[key] = ("uq", members)
+    # largest first, so that the longest tasks do not start last
+    order = sorted(tasks, key=lambda k: -int(k.split("-")[-1]))
+    groups, computed = cached_map(
+        _train, {k: (dict(settings, task=k), tasks[k]) for k in order}, cache,
+        study.workers, study.progress, "train surrogates")
+    log(f"surrogate fits: {computed} tasks trained, {len(tasks) - computed} loaded")
+    fits = {}
+    for k, v in groups.items():
+        if k.startswith("table-"):
+            fits.update(v)
+    baselines = {n: groups[f"baselines-{n}"] for n in study.train_sizes}
     table = _table(fits, study)
 
     uq = {}
@@ -307,9 +374,8 @@ def run(study, log=print):
     from surrogates import BDL
 
     for prior_name in study.priors:
-        key = f"uq-{prior_name}-{study.n_uq_train}"
-        bdl = BDL.load(tasks[key][1][-1])
-        fit_s = fits[key]["fit_seconds"]
+        bdl = BDL.load(uq_paths[prior_name])
+        fit_s = groups[key]["fit_seconds"] / len(study.priors)
         t1 = time.perf_counter()
         torch.set_num_threads(study.workers)
         pred = bdl.predict_distribution(Xmc, n_samples=50, return_samples=True, levels=())
@@ -321,6 +387,10 @@ def run(study, log=print):
 
     report = _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loaded,
                      fe_failed, truth_seconds, t_start)
+    report["baselines"] = {name: {str(n): baselines[n][name] for n in study.train_sizes}
+                           for name in ("GP", "PCE", "PR")}
+    report["fit_seconds"] = {"table": {str(n): next(iter(groups[f"table-{n}"].values()))[
+        "group_fit_seconds"] for n in study.train_sizes}, "uq": groups[key]["fit_seconds"]}
     from .membrane_report import write_report
 
     write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index)

@@ -12,7 +12,7 @@ BDL(prior='hierarchical-normal')
 """
 from .baselines import (BASELINES, GaussianProcess, NeuralNetwork, PolynomialChaos,
                         PolynomialRegression, SupportVectorRegression)
-from .bdl import BDL, BayesianModel, BDLClassifier
+from .bdl import BDL, BayesianModel, BDLClassifier, fit_many
 from .likelihoods import CategoricalLikelihood, GaussianLikelihood
 from .network import MeanFieldMLP
 from .prediction import Prediction
@@ -21,4 +21,4 @@ from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior, m
 __all__ = ["BASELINES", "BDL", "BDLClassifier", "BayesianModel", "CategoricalLikelihood", "CauchyPrior",
            "GaussianLikelihood", "GaussianProcess", "HierarchicalPrior", "LaplacePrior",
            "MeanFieldMLP", "NeuralNetwork", "NormalPrior", "PolynomialChaos",
-           "PolynomialRegression", "Prediction", "SupportVectorRegression", "make_prior"]
+           "PolynomialRegression", "Prediction", "SupportVectorRegression", "fit_many", "make_prior"]

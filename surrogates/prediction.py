@@ -59,8 +59,8 @@ def mixture_quantile(samples, noise_std, p, iterations=40, rtol=1e-10):
         dens = np.exp(-0.5 * z * z).sum(0) / (S * noise_std * np.sqrt(2.0 * np.pi))
         lo = np.where(F < 0, x, lo)
         hi = np.where(F >= 0, x, hi)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where(dens > 0, F / dens, np.inf)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            step = np.where(dens > 0, F / dens, np.inf)  # inf: outside, bisect
         new = x - step
         outside = ~((new >= lo) & (new <= hi))  # a converged step may land on the bracket
         new = np.where(outside, 0.5 * (lo + hi), new)

@@ -13,6 +13,7 @@ def tiny(tmp_path_factory):
     study = MembraneStudy(out=str(out), train_sizes=(16, 32), n_seeds=2, n_validation=200,
                           n_calibration=100,
                           n_uq_train=96, n_surrogate_mc=5000, n_truth=2000, epochs=250,
+                          max_iter=300,
                           n_paths=4, workers=2, progress=False)
     report = run(study, log=lambda *_: None)
     return study, report
@@ -76,11 +77,13 @@ def test_fits_follow_their_settings(tiny):
     settings = fit_settings(study, model)
     cache = os.path.join(study.out, "cache")
     entries = os.listdir(cache)
-    assert sum(name.startswith("table-") and name.endswith(".json") for name in entries) == 8
+    # one batched task per training size (its 2 priors x 2 seeds), one for the baselines
+    assert sum(name.startswith("table-") and name.endswith(".json") for name in entries) == 2
+    assert sum(name.startswith("baselines-") and name.endswith(".json") for name in entries) == 2
     assert sum(name.startswith("uq-") and name.endswith(".pt") for name in entries) == 2
     assert sum(name.startswith("fe-") for name in entries) == 4
     assert fit_settings(replace(study, workers=1, n_truth=5000), model) == settings
-    for change in ({"epochs": 300}, {"seed": 1}, {"n_validation": 300}, {"paper": True},
+    for change in ({"epochs": 300}, {"max_iter": 123}, {"seed": 1}, {"n_validation": 300}, {"paper": True},
                    {"priors": {"direct": "normal(0, 2)"}}, {"n_uq_train": 700}):
         assert fit_settings(replace(study, **change), model) != settings, change
     assert fit_settings(study, MembraneModel(nx=10, ny=5)) != settings

@@ -1,0 +1,142 @@
+"""L-BFGS for K independent problems at once.
+
+``torch.optim.LBFGS`` (and ``pytorch-minimize``) minimise one scalar objective: given the sum of
+K independent losses they would share one line search and one set of curvature pairs, so each
+problem's path would depend on the others. :func:`minimize` keeps everything per problem (its
+own history of (s, y) pairs, two-loop recursion, step length and convergence test), evaluated
+in one batched call, so problem k follows the same path whether it is solved alone or with
+others (tested).
+
+Each iteration: the two-loop recursion gives ``d = -H g`` (Nocedal & Wright, Algorithm 7.4,
+with ``H0 = (s.y / y.y) I`` from the newest pair); a backtracking line search from step 1
+halves the step of every problem whose Armijo condition ``f(x + t d) <= f(x) + c1 t g.d``
+fails; a pair with ``s.y <= 1e-10 |s| |y|`` (no positive curvature) is not stored, and a
+direction that is not a descent direction restarts that problem's history with ``-g``.
+
+Example:
+    >>> import torch
+    >>> a = torch.tensor([[1.0], [3.0]], dtype=torch.float64)
+    >>> def fun(x):
+    ...     f = ((x - a) ** 2).sum(1) + (x ** 4).sum(1)
+    ...     return f, 2 * (x - a) + 4 * x ** 3
+    >>> res = minimize(fun, torch.zeros(2, 1, dtype=torch.float64))
+    >>> [round(v, 6) for v in res.x[:, 0].tolist()], res.converged.tolist()
+    ([0.589755, 1.0], [True, True])
+"""
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class BatchedResult:
+    """x: (K, P) minimisers; f: (K,) objective values; iterations: (K,) iterations each
+    problem ran; converged: (K,) whether its gradient or objective test was met (False: the
+    iteration limit or a failed line search stopped it)."""
+
+    x: torch.Tensor
+    f: torch.Tensor
+    iterations: torch.Tensor
+    converged: torch.Tensor
+
+
+def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
+             max_halvings=30, callback=None):
+    """Minimise K independent objectives from x0 (K, P).
+
+    Args:
+        fun: ``fun(x) -> (f, g)`` with f (K,) the K objectives at the rows of x and g (K, P)
+            their gradients (problem k's objective may depend on row k only).
+        max_iter: iterations per problem (an integer >= 1).
+        history: stored (s, y) pairs per problem.
+        gtol: a problem converges when ``max |g| <= gtol``;
+        ftol: or when an accepted step changes f by at most ``ftol * max(1, |f|)``.
+        c1: Armijo constant.
+        max_halvings: halvings of the step before a problem's line search fails (that
+            problem stops, unconverged).
+        callback: optional ``callback(iteration, f, active)`` after every iteration.
+
+    Returns:
+        :class:`BatchedResult`.
+    """
+    if not (isinstance(max_iter, int) and max_iter >= 1):
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    x = x0.detach().clone()
+    K, P = x.shape
+    m = int(history)
+    # pair slots are shared: iteration i writes slot i % m of every problem, and a problem
+    # that stores no pair there marks the slot empty (rho = 0), so each problem's history
+    # is its own while the two-loop indexes plain slices
+    S = x.new_zeros(m, K, P)
+    Y = x.new_zeros(m, K, P)
+    rho = x.new_zeros(m, K)
+    f, g = fun(x)
+    converged = g.abs().amax(1) <= gtol
+    active = ~converged
+    iterations = torch.zeros(K, dtype=torch.long)
+    for it in range(max_iter):
+        if not active.any():
+            break
+        # two-loop recursion, newest pair first
+        q = g.clone()
+        order = [(it - 1 - j) % m for j in range(min(it, m))]
+        alpha = {}
+        for idx in order:
+            a = rho[idx] * (S[idx] * q).sum(1)
+            alpha[idx] = a
+            q -= a[:, None] * Y[idx]
+        gamma = 1.0 / g.norm(dim=1).clamp_min(1.0)
+        have = torch.zeros(K, dtype=torch.bool)
+        for idx in order:  # H0 from each problem's newest stored pair
+            take = (rho[idx] > 0) & ~have
+            if take.any():
+                yy = (Y[idx] * Y[idx]).sum(1).clamp_min(1e-300)
+                gamma = torch.where(take, 1.0 / (rho[idx].clamp_min(1e-300) * yy), gamma)
+                have |= take
+            if have.all():
+                break
+        q *= gamma[:, None]
+        for idx in reversed(order):
+            b = rho[idx] * (Y[idx] * q).sum(1)
+            q += (alpha[idx] - b)[:, None] * S[idx]
+        d = -q
+        gd = (g * d).sum(1)
+        restart = active & (gd >= 0)
+        if restart.any():  # not a descent direction: forget the pairs, steepest descent
+            rho[:, restart] = 0.0
+            d[restart] = -g[restart] / g[restart].norm(dim=1, keepdim=True).clamp_min(1.0)
+            gd = (g * d).sum(1)
+        # backtracking line search, all problems evaluated together
+        t = torch.where(active, 1.0, 0.0).to(x.dtype)
+        pending = active.clone()
+        x_new, f_new, g_new = x.clone(), f.clone(), g.clone()
+        failed = torch.zeros(K, dtype=torch.bool)
+        for _ in range(max_halvings + 1):
+            trial = x + t[:, None] * d
+            ft, gt = fun(trial)
+            ok = pending & torch.isfinite(ft) & (ft <= f + c1 * t * gd)
+            x_new[ok], f_new[ok], g_new[ok] = trial[ok], ft[ok], gt[ok]
+            pending &= ~ok
+            if not pending.any():
+                break
+            t = torch.where(pending, t * 0.5, t)
+        else:
+            failed = pending.clone()
+        step = active & ~failed
+        s_k = x_new - x
+        y_k = g_new - g
+        sy = (s_k * y_k).sum(1)
+        store = step & (sy > 1e-10 * s_k.norm(dim=1) * y_k.norm(dim=1))
+        slot = it % m
+        S[slot] = torch.where(store[:, None], s_k, 0.0)
+        Y[slot] = torch.where(store[:, None], y_k, 0.0)
+        rho[slot] = torch.where(store, 1.0 / torch.where(store, sy, 1.0), 0.0)
+        df = (f - f_new).abs()
+        x, f_old, f, g = x_new, f, f_new, g_new
+        iterations += active.long()
+        now_conv = step & ((g.abs().amax(1) <= gtol) | (df <= ftol * f_old.abs().clamp_min(1.0)))
+        converged |= now_conv
+        active &= ~(now_conv | failed)
+        if callback is not None:
+            callback(it, f, active)
+    return BatchedResult(x=x, f=f, iterations=iterations, converged=converged)

@@ -1,0 +1,139 @@
+"""K multilayer perceptrons of one architecture, their weights the rows of one (K, P) tensor.
+
+Layer l's weight matrix (out x in, row-major) and bias follow each other in a row, the layout
+of :class:`surrogates.network.MeanFieldMLP`'s flat vectors. Evaluating all K networks is one
+batched matmul per layer (``torch.baddbmm``), which is what makes fitting many small networks
+at once cheap: the cost per step is the per-operation overhead of one network, not K of them.
+
+:meth:`StackedMLP.forward_tangent` pushes S weight directions through one network in forward
+mode: ``f(x, w + dw) ~ f(x, w) + J(x) dw`` for all S directions at once (the linearised
+network), layer by layer ``t' = act'(z) * (t W^T + h dW^T + db)``.
+
+Example:
+    >>> import torch
+    >>> net = StackedMLP((2, 4, 1))
+    >>> w = net.init([0, 1])
+    >>> w.shape, net.forward(w, torch.zeros(2, 3, 2, dtype=torch.float64)).shape
+    (torch.Size([2, 17]), torch.Size([2, 3, 1]))
+"""
+import math
+
+import torch
+
+ACTIVATIONS = ("tanh", "relu")
+
+
+class StackedMLP:
+    """K MLPs with layer widths ``sizes`` (input first) and a linear output layer.
+
+    Args:
+        sizes: layer widths, e.g. (5, 30, 15, 10, 3).
+        activation: ``"tanh"`` or ``"relu"`` on the hidden layers.
+    """
+
+    def __init__(self, sizes, activation="tanh"):
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        self.sizes = tuple(int(s) for s in sizes)
+        if len(self.sizes) < 2 or min(self.sizes) < 1:
+            raise ValueError(f"sizes must list >= 2 positive widths, got {sizes!r}")
+        self.activation = activation
+        self.layers = []
+        start = 0
+        for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:]):
+            stop = start + fan_out * fan_in + fan_out
+            self.layers.append((start, stop))
+            start = stop
+        self.n_params = start
+
+    def init(self, seeds, dtype=torch.float64):
+        """(K, P) initial weights, one row per seed: weights ``N(0, 1 / fan_in)`` from
+        ``torch.Generator().manual_seed(seed)``, biases 0 (a row depends on its seed only)."""
+        rows = []
+        for seed in seeds:
+            gen = torch.Generator().manual_seed(int(seed))
+            parts = []
+            for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:]):
+                parts += [torch.randn(fan_out * fan_in, generator=gen, dtype=dtype)
+                          / math.sqrt(fan_in), torch.zeros(fan_out, dtype=dtype)]
+            rows.append(torch.cat(parts))
+        return torch.stack(rows)
+
+    def split(self, w, l):
+        """Weight (..., out, in) and bias (..., out) of layer l from (..., P) weights."""
+        a, _ = self.layers[l]
+        fan_in, fan_out = self.sizes[l], self.sizes[l + 1]
+        W = w[..., a:a + fan_out * fan_in].unflatten(-1, (fan_out, fan_in))
+        b = w[..., a + fan_out * fan_in:a + fan_out * fan_in + fan_out]
+        return W, b
+
+    def _act(self, z):
+        return torch.tanh(z) if self.activation == "tanh" else torch.relu(z)
+
+    def _act_grad(self, z, h):
+        return 1.0 - h * h if self.activation == "tanh" else (z > 0).to(z.dtype)
+
+    def forward(self, w, x):
+        """(K, N, k) outputs of the K networks w (K, P) at their inputs x (K, N, d)."""
+        h = x
+        last = len(self.layers) - 1
+        for l in range(len(self.layers)):
+            W, b = self.split(w, l)
+            h = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2))
+            if l < last:
+                h = self._act(h)
+        return h
+
+    def forward_one(self, w, x):
+        """(N, k) outputs of one network w (P,) at x (N, d)."""
+        return self.forward(w.unsqueeze(0), x.unsqueeze(0))[0]
+
+    def forward_tangent(self, w, x, dw):
+        """Outputs (N, k) of network w (P,) at x (N, d), and the (S, N, k) directional
+        derivatives ``J(x) dw_s`` along the S rows of dw (S, P)."""
+        h = x
+        t = None
+        last = len(self.layers) - 1
+        for l in range(len(self.layers)):
+            W, b = self.split(w, l)
+            dW, db = self.split(dw, l)
+            z = torch.addmm(b, h, W.t())
+            tz = torch.matmul(h, dW.transpose(1, 2)) + db.unsqueeze(1)  # (S, N, out)
+            if t is not None:
+                tz = tz + torch.matmul(t, W.t())
+            if l < last:
+                h = self._act(z)
+                t = tz * self._act_grad(z, h)
+            else:
+                h, t = z, tz
+        return h, t
+
+    def jacobian(self, w, x):
+        """(N, k, P) Jacobian of network w (P,)'s outputs at x (N, d) in its weights.
+
+        Per-sample backpropagation of the k output directions at once: with ``delta`` (N, k,
+        out) the derivative of the outputs in layer l's pre-activation, layer l's weight block
+        is ``delta (x) h_{l-1}`` and its bias block ``delta``; then
+        ``delta <- (delta W_l) * act'(z_{l-1})``.
+        """
+        hs, outs = [x], []
+        h = x
+        last = len(self.layers) - 1
+        for l in range(len(self.layers)):
+            W, b = self.split(w, l)
+            z = torch.addmm(b, h, W.t())
+            h = self._act(z) if l < last else z
+            outs.append((z, h))
+            hs.append(h)
+        N, k = x.shape[0], self.sizes[-1]
+        blocks = [None] * (2 * len(self.layers))
+        delta = torch.eye(k, dtype=x.dtype).expand(N, k, k)
+        for l in range(last, -1, -1):
+            h_in = hs[l]
+            blocks[2 * l] = (delta.unsqueeze(-1) * h_in[:, None, None, :]).flatten(2)
+            blocks[2 * l + 1] = delta
+            if l > 0:
+                W, _ = self.split(w, l)
+                z, h = outs[l - 1]
+                delta = torch.matmul(delta, W) * self._act_grad(z, h).unsqueeze(1)
+        return torch.cat(blocks, dim=2)
