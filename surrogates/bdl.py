@@ -468,6 +468,7 @@ class _BaseBDL(BaseEstimator):
         if best_state is not None:
             self.model_.load_state_dict(best_state)
         self.history_ = hist
+        self.n_iter_ = self.stopped_epoch_  # epochs run (scikit-learn's name)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
@@ -723,6 +724,7 @@ def _fit_laplace_group(estimators, data):
         est.net_, est.laplace_ = net, post
         est.history_ = {"iterations": post.iterations, "converged": post.converged}
         est.stopped_epoch_ = None
+        est.n_iter_ = post.iterations  # L-BFGS iterations (scikit-learn's name)
         est.fit_seconds_ = seconds  # the group's wall time, shared out
 
 
