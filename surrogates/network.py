@@ -10,8 +10,7 @@ import math
 import torch
 from torch import nn
 
-ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid,
-               "softplus": nn.functional.softplus, "identity": lambda x: x}
+from .stacked import ACTIVATIONS, StackedMLP
 
 
 def softplus_inverse(y):
@@ -35,41 +34,29 @@ class MeanFieldMLP(nn.Module):
     def __init__(self, sizes, activation="tanh", init_std=1e-3, dtype=torch.float32,
                  generator=None):
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {activation!r}; use one of "
-                             f"{sorted(ACTIVATIONS)}")
         if not init_std > 0:
             raise ValueError(f"init_std must be > 0, got init_std={init_std!r}")
-        self.sizes = tuple(int(s) for s in sizes)
-        if len(self.sizes) < 2 or min(self.sizes) < 1:
-            raise ValueError(f"sizes must list >= 2 positive widths, got {sizes!r}")
+        # the layout (and forward pass) of the weight vectors: one StackedMLP
+        self.net = StackedMLP(sizes, activation)
+        self.sizes, self.layers, self.n_params = self.net.sizes, self.net.layers, self.net.n_params
         self.activation = activation
         self._act = ACTIVATIONS[activation]
-        self.layers = []
-        start = 0
         means = []
         for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:]):
-            stop = start + fan_out * fan_in + fan_out
-            self.layers.append((start, stop))
             w = torch.randn(fan_out * fan_in, generator=generator, dtype=dtype) / math.sqrt(fan_in)
             means += [w, torch.zeros(fan_out, dtype=dtype)]
-            start = stop
-        self.n_params = start
         # pieces of the flat vector, in order: W_0 (flattened), b_0, W_1, b_1, ...
         self._chunks = [len(m) for m in means]
         self.mu = nn.Parameter(torch.cat(means))
-        self.rho = nn.Parameter(torch.full((start,), softplus_inverse(init_std), dtype=dtype))
+        self.rho = nn.Parameter(torch.full((self.n_params,), softplus_inverse(init_std),
+                                           dtype=dtype))
 
     def sigma(self):
         return nn.functional.softplus(self.rho)
 
     def _split(self, flat, l):
         """Weight (..., out, in) and bias (..., out) of layer l from a (..., P) vector."""
-        a, _ = self.layers[l]
-        fan_in, fan_out = self.sizes[l], self.sizes[l + 1]
-        W = flat[..., a:a + fan_out * fan_in].unflatten(-1, (fan_out, fan_in))
-        b = flat[..., a + fan_out * fan_in:a + fan_out * fan_in + fan_out]
-        return W, b
+        return self.net.split(flat, l)
 
     def forward_local(self, x, n_samples=1, generator=None, sigma=None):
         """(S, B, out) outputs with the local reparameterisation trick: every pre-activation
@@ -116,14 +103,7 @@ class MeanFieldMLP(nn.Module):
     def forward_weights(self, x, weights):
         """(S, B, out) outputs of the network for each of the S weight vectors (function
         samples, the same draw for every input)."""
-        h = x.unsqueeze(0).expand(weights.shape[0], *x.shape)
-        last = len(self.layers) - 1
-        for l in range(len(self.layers)):
-            W, b = self._split(weights, l)
-            h = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2))
-            if l < last:
-                h = self._act(h)
-        return h
+        return self.net.forward(weights, x.unsqueeze(0).expand(weights.shape[0], *x.shape))
 
     def forward_mean(self, x):
         """Output of the network at the posterior mean weights."""

@@ -19,8 +19,16 @@ Example:
 import math
 
 import torch
+from torch import nn
 
-ACTIVATIONS = ("tanh", "relu")
+#: Hidden activations, and their derivatives given the pre-activation z and output h.
+ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid,
+               "softplus": nn.functional.softplus, "identity": lambda x: x}
+_DERIVATIVES = {"tanh": lambda z, h: 1.0 - h * h,
+                "relu": lambda z, h: (z > 0).to(z.dtype),
+                "sigmoid": lambda z, h: h * (1.0 - h),
+                "softplus": lambda z, h: torch.sigmoid(z),
+                "identity": lambda z, h: torch.ones_like(z)}
 
 
 class StackedMLP:
@@ -28,12 +36,13 @@ class StackedMLP:
 
     Args:
         sizes: layer widths, e.g. (5, 30, 15, 10, 3).
-        activation: ``"tanh"`` or ``"relu"`` on the hidden layers.
+        activation: the hidden layers' activation, a key of :data:`ACTIVATIONS`.
     """
 
     def __init__(self, sizes, activation="tanh"):
         if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+            raise ValueError(f"unknown activation {activation!r}; use one of "
+                             f"{sorted(ACTIVATIONS)}")
         self.sizes = tuple(int(s) for s in sizes)
         if len(self.sizes) < 2 or min(self.sizes) < 1:
             raise ValueError(f"sizes must list >= 2 positive widths, got {sizes!r}")
@@ -68,10 +77,10 @@ class StackedMLP:
         return W, b
 
     def _act(self, z):
-        return torch.tanh(z) if self.activation == "tanh" else torch.relu(z)
+        return ACTIVATIONS[self.activation](z)
 
     def _act_grad(self, z, h):
-        return 1.0 - h * h if self.activation == "tanh" else (z > 0).to(z.dtype)
+        return _DERIVATIVES[self.activation](z, h)
 
     def forward(self, w, x):
         """(K, N, k) outputs of the K networks w (K, P) at their inputs x (K, N, d)."""

@@ -40,7 +40,7 @@ def test_lbfgs_rejects_bad_max_iter():
         minimize(_rosen, torch.zeros(1, 2, dtype=torch.float64), max_iter=0)
 
 
-@pytest.mark.parametrize("activation", ["tanh", "relu"])
+@pytest.mark.parametrize("activation", ["tanh", "relu", "sigmoid", "softplus", "identity"])
 def test_stacked_jacobian_and_tangents_against_autograd_and_finite_differences(activation):
     net = StackedMLP((3, 7, 5, 2), activation)
     w = net.init([4])[0]
