@@ -23,6 +23,7 @@ Example:
     >>> pred.mean.shape, pred.epistemic_var.shape, sorted(pred.intervals)
     ((3, 1), (3, 1), [0.95])
 """
+import contextlib
 import copy
 import inspect
 import math
@@ -127,6 +128,18 @@ class MultiOutputRegressorMixin(RegressorMixin):
         check_finite(X, "X")
         check_finite(y, "y")
         return X, y
+
+
+@contextlib.contextmanager
+def _torch_threads(n):
+    """Run the block with ``n`` torch threads (None: leave the setting alone)."""
+    threads = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _is_int(v, minimum):
@@ -328,21 +341,22 @@ class _BaseBDL(BaseEstimator):
 
     def fit(self, X, y):
         """Train on inputs X (n, d) and targets y; returns self. ``history_`` holds the
-        per-epoch ELBO, NLL and KL."""
+        per-epoch ELBO, NLL and KL (``inference="meanfield"``) or the L-BFGS record."""
+        X, Y = self._prepare(X, y)
+        with _torch_threads(self.num_threads or 1):
+            if self.inference == "laplace":
+                _fit_laplace_group([self], [(X, Y)])
+                return self
+            return self._fit(X, Y)
+
+    def _prepare(self, X, y):
+        """Check the settings and the training data; returns the validated (X, Y)."""
         self._check_settings()
         X, Y = self._fit_data(X, y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
                              f"{X.shape[0]} sample")
-        threads = torch.get_num_threads()
-        torch.set_num_threads(int(self.num_threads or 1))
-        try:
-            if self.inference == "laplace":
-                _fit_laplace_group([self], [(X, Y)])
-                return self
-            return self._fit(X, Y)
-        finally:
-            torch.set_num_threads(threads)
+        return X, Y
 
     def _check_X(self, X, reset):
         from sklearn.utils.validation import validate_data
@@ -526,18 +540,12 @@ class _BaseBDL(BaseEstimator):
 
     @torch.no_grad()
     def _distribution(self, X, S, return_samples, levels, seed):
-        threads = torch.get_num_threads()
-        if self.num_threads:
-            torch.set_num_threads(int(self.num_threads))
-        try:
+        with _torch_threads(self.num_threads):
             return self._predict(X, S, return_samples, levels, seed)
-        finally:
-            torch.set_num_threads(threads)
 
     def _predict(self, X, S, return_samples, levels, seed):
         laplace = hasattr(self, "laplace_")
         if laplace:
-            dev = torch.device("cpu")
             gen = torch.Generator().manual_seed(int(seed) + 7919)
             deltas = self.laplace_.sample(S, gen)
             noise = torch.exp(-self.laplace_.log_tau).numpy() \
@@ -602,29 +610,22 @@ class _BaseBDL(BaseEstimator):
         """Per layer: posterior means and standard deviations of the weights and biases,
         and the inferred prior scale for hierarchical priors."""
         self._check_fitted()
-        if hasattr(self, "laplace_"):
-            g = self.net_
-            mu = self.laplace_.w.numpy()
-            sd = self.laplace_.marginal_std().numpy()
-            out = []
-            for l in range(len(g.layers)):
-                Wm, bm = g.split(torch.as_tensor(mu), l)
-                Ws, bs = g.split(torch.as_tensor(sd), l)
-                a, b = g.layers[l]
-                out.append({"weight_mean": Wm.numpy(), "weight_std": Ws.numpy(),
-                            "bias_mean": bm.numpy(), "bias_std": bs.numpy(),
-                            "prior_precision": self.laplace_.precision[a:b].numpy()})
-            return out
-        g = self.model_.guide
-        mu, sd = g.mu.detach().cpu().numpy(), g.sigma().detach().cpu().numpy()
+        laplace = hasattr(self, "laplace_")
+        if laplace:
+            net, mu, sd = self.net_, self.laplace_.w, self.laplace_.marginal_std()
+        else:
+            g = self.model_.guide
+            net, mu, sd = g.net, g.mu.detach().cpu(), g.sigma().detach().cpu()
+        prior = None if laplace else self.model_.prior
         out = []
-        for l in range(len(g.layers)):
-            Wm, bm = g._split(torch.as_tensor(mu), l)
-            Ws, bs = g._split(torch.as_tensor(sd), l)
+        for l, (a, b) in enumerate(net.layers):
+            Wm, bm = net.split(mu, l)
+            Ws, bs = net.split(sd, l)
             layer = {"weight_mean": Wm.numpy(), "weight_std": Ws.numpy(), "bias_mean": bm.numpy(),
                      "bias_std": bs.numpy()}
-            prior = self.model_.prior
-            if isinstance(prior, HierarchicalPrior):
+            if laplace:
+                layer["prior_precision"] = self.laplace_.precision[a:b].numpy()
+            elif isinstance(prior, HierarchicalPrior):
                 layer["prior_scale"] = float(prior.scales()[min(l, len(prior.scales()) - 1)])
             out.append(layer)
         return out
@@ -638,7 +639,8 @@ class _BaseBDL(BaseEstimator):
                  {k: v.detach().cpu() for k, v in self.model_.state_dict().items()})
         sizes = self.net_.sizes if laplace else self.model_.guide.sizes
         blob = {"format": FORMAT, "version": FORMAT_VERSION, "estimator": type(self).__name__,
-                "config": self._config(), "sizes": list(sizes), "state": state, "x_scaler": self.x_scaler_.state(),
+                "config": self._config(), "sizes": list(sizes), "state": state,
+                "x_scaler": self.x_scaler_.state(),
                 "y_scaler": None if self.y_scaler_ is None else self.y_scaler_.state(),
                 "single_output": bool(getattr(self, "single_output_", False)),
                 "variance_scale": (None if getattr(self, "variance_scale_", None) is None
@@ -729,19 +731,18 @@ def _fit_laplace_group(estimators, data):
 
 
 #: Settings that must agree for estimators to train as one batched program.
-_BATCH_KEYS = ("hidden", "activation", "noise_std", "learn_noise", "noise_prior", "max_iter",
+_BATCH_KEYS = ("activation", "noise_std", "learn_noise", "noise_prior", "max_iter",
                "num_threads")
 
 
 def fit_many(estimators, datasets):
     """Fit K estimators on K data sets; returns the fitted estimators (the same objects).
 
-    ``inference="laplace"`` estimators of one task and architecture (and equal
-    ``noise_std``, ``learn_noise``, ``noise_prior``, ``max_iter``, ``num_threads``) train as
-    one batched program per number of outputs and training-set size: each network follows
-    exactly the path it follows alone, so a member
-    equals its single fit to rounding (tested), while the per-step overhead is paid once for
-    all of them. Members may differ in data (sizes included), seed and prior. Other estimators
+    ``inference="laplace"`` estimators of one task and architecture (``hidden`` and the
+    settings in ``_BATCH_KEYS`` equal) train as one batched program per number of outputs
+    and training-set size: each network follows exactly the path it follows alone, so a
+    member equals its single fit to rounding (tested), while the per-step overhead is paid
+    once for all of them. Members may differ in data (sizes included), seed and prior. Other estimators
     are fitted one by one. Every member is an ordinary fitted estimator (``predict``,
     ``save``, ``load``).
 
@@ -774,14 +775,9 @@ def fit_many(estimators, datasets):
         except (TypeError, ValueError):
             raise ValueError(f"data set {i} must be an (X, y) pair") from None
         try:
-            est._check_settings()
-            X, Y = est._fit_data(X, y)
+            data.append(est._prepare(X, y))
         except ValueError as exc:
             raise ValueError(f"member {i}: {exc}") from None
-        if X.shape[0] < 2:
-            raise ValueError(f"member {i}: {type(est).__name__} needs at least 2 samples, got "
-                             f"{X.shape[0]}")
-        data.append((X, Y))
     d0 = data[0][0].shape[1]
     for i, (X, Y) in enumerate(data):
         if X.shape[1] != d0:
@@ -790,10 +786,11 @@ def fit_many(estimators, datasets):
     groups = {}
     for i, est in enumerate(estimators):
         if est.inference != "laplace":
-            est.fit(*datasets[i])
+            with _torch_threads(est.num_threads or 1):
+                est._fit(*data[i])
             continue
-        key = (type(est).__name__, tuple(est.hidden), *(repr(getattr(est, k))
-                                                      for k in _BATCH_KEYS[1:]))
+        key = (type(est).__name__, tuple(est.hidden),
+               *(repr(getattr(est, k)) for k in _BATCH_KEYS))
         if est._task == "classification":
             key += (tuple(est.classes_.tolist()),)
         else:
@@ -803,12 +800,8 @@ def fit_many(estimators, datasets):
         key += (data[i][0].shape[0],)
         groups.setdefault(key, []).append(i)
     for rows in groups.values():
-        threads = torch.get_num_threads()
-        torch.set_num_threads(int(estimators[rows[0]].num_threads or 1))
-        try:
+        with _torch_threads(estimators[rows[0]].num_threads or 1):
             _fit_laplace_group([estimators[i] for i in rows], [data[i] for i in rows])
-        finally:
-            torch.set_num_threads(threads)
     return estimators
 
 

@@ -206,3 +206,13 @@ def test_posterior_state_round_trip():
                             eig=torch.tensor([3.0], dtype=torch.float64))
     back = LaplacePosterior.from_state(post.state())
     assert torch.equal(back.marginal_std(), torch.tensor([0.5, 1.0, 1.0], dtype=torch.float64))
+
+
+def test_fit_many_fits_meanfield_members_one_by_one():
+    X, Y, Xt, _ = _smooth_problem()
+    kw = dict(hidden=(4,), epochs=20, batch_size=32, progress=False, seed=3)
+    mixed = fit_many([BDL(**kw), BDL(inference="laplace", hidden=(4,), max_iter=50)],
+                     [(X, Y), (X, Y)])
+    single = BDL(**kw).fit(X, Y)
+    assert np.array_equal(mixed[0].predict(Xt), single.predict(Xt))
+    assert mixed[0].n_iter_ == 20 and mixed[1].n_iter_ <= 50
