@@ -232,9 +232,7 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
             A = Jd.reshape(-1, P)
             if A.shape[0] < P:  # Gram trick: eigenpairs of A A^T give those of A^T A
                 lam, V = torch.linalg.eigh(A @ A.T)
-                keep = lam > 1e-12 * lam.max().clamp_min(1e-300)
-                lam, V = lam[keep], V[:, keep]
-                U = (A.T @ V) / torch.sqrt(lam)
+                U = (A.T @ V) * torch.rsqrt(lam.clamp_min(1e-300))  # null columns: dropped below
             else:
                 lam, U = torch.linalg.eigh(A.T @ A)
         else:
@@ -242,7 +240,7 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
             Jp = torch.einsum("nkp,nk->np", Jd, p)
             G = torch.einsum("nkp,nk,nkq->pq", Jd, p, Jd) - Jp.T @ Jp
             lam, U = torch.linalg.eigh(0.5 * (G + G.T))
-        keep = lam > 1e-12 * lam.max().clamp_min(1e-300)
+        keep = lam > 1e-12 * lam.max().clamp_min(1e-300)  # the null space keeps D alone
         out.append(LaplacePosterior(w=w.clone(), log_tau=log_tau, precision=D,
                                     basis=U[:, keep].contiguous(), eig=lam[keep].clone(),
                                     iterations=int(res.iterations[i]),
