@@ -21,4 +21,5 @@ from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior, m
 __all__ = ["BASELINES", "BDL", "BDLClassifier", "BayesianModel", "CategoricalLikelihood", "CauchyPrior",
            "GaussianLikelihood", "GaussianProcess", "HierarchicalPrior", "LaplacePrior",
            "MeanFieldMLP", "NeuralNetwork", "NormalPrior", "PolynomialChaos",
-           "PolynomialRegression", "Prediction", "SupportVectorRegression", "fit_many", "make_prior"]
+           "PolynomialRegression", "Prediction", "SupportVectorRegression", "fit_many",
+           "make_prior"]

@@ -742,8 +742,8 @@ def fit_many(estimators, datasets):
     settings in ``_BATCH_KEYS`` equal) train as one batched program per number of outputs
     and training-set size: each network follows exactly the path it follows alone, so a
     member equals its single fit to rounding (tested), while the per-step overhead is paid
-    once for all of them. Members may differ in data (sizes included), seed and prior. Other estimators
-    are fitted one by one. Every member is an ordinary fitted estimator (``predict``,
+    once for all of them. Members may differ in data (sizes included), seed and prior. Other
+    estimators are fitted one by one. Every member is an ordinary fitted estimator (``predict``,
     ``save``, ``load``).
 
     Args:
