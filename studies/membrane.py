@@ -214,19 +214,26 @@ def _metrics(model, Xv, Yv, Xc, Yc, fig_index):
     return out
 
 
-def _table_task(task):
-    """Train the fits of one training size (every prior and seed) as one batched program and
-    score each on the validation set (runs in a worker process); returns {key: metrics}."""
+def _fit_members(members):
+    """Fit the BDLs of ``members`` ((tag, X, Y, prior, settings, extra) each) with
+    :func:`surrogates.fit_many`, one batched program where their settings allow; returns the
+    fitted models and the wall time (runs in a worker process)."""
     import torch
 
     from surrogates import BDL, fit_many
 
     torch.set_num_threads(1)
-    members, Xv, Yv, Xc, Yc = task
     t0 = time.perf_counter()
     models = fit_many([BDL(prior=prior, **kw) for _, _, _, prior, kw, _ in members],
                       [(X, Y) for _, X, Y, _, _, _ in members])
-    seconds = time.perf_counter() - t0
+    return models, time.perf_counter() - t0
+
+
+def _table_task(task):
+    """Train the fits of one training size (every prior and seed) as one batched program and
+    score each on the validation set; returns {key: metrics}."""
+    members, Xv, Yv, Xc, Yc = task
+    models, seconds = _fit_members(members)
     out = {}
     for (key, _, _, _, _, fig_index), model in zip(members, models):
         out[key] = _metrics(model, Xv, Yv, Xc, Yc, fig_index)
@@ -260,17 +267,9 @@ def _baseline_task(task):
 
 def _uq_task(task):
     """Train the UQ surrogates (one per prior) as one batched program and save each to its
-    path (runs in a worker process)."""
-    import torch
-
-    from surrogates import BDL, fit_many
-
-    torch.set_num_threads(1)
+    path."""
     members = task
-    t0 = time.perf_counter()
-    models = fit_many([BDL(prior=prior, **kw) for _, _, _, prior, kw, _ in members],
-                      [(X, Y) for _, X, Y, _, _, _ in members])
-    seconds = time.perf_counter() - t0
+    models, seconds = _fit_members(members)
     for (_, _, _, _, _, path), model in zip(members, models):
         model.save(path)
     return {"fit_seconds": seconds}
