@@ -7,45 +7,18 @@ four-branch series system (Echard et al. 2011 reference Pf).
 """
 import argparse
 import json
-import math
 import time
 import warnings
 
 import numpy as np
 from scipy import special
 
-from uqkit.inputs import RandomInputs
+from uqkit.benchmark_problems import FOUR_BRANCH_PF, four_branch, hyperplane, ishigami
+from uqkit.benchmark_problems import ishigami_indices as ishigami_exact
+from uqkit.benchmark_problems import ishigami_inputs
+from uqkit.benchmark_problems import standard_normals as normals
 from uqkit.reliability import failure_probability
 from uqkit.sensitivity import sobol_indices
-
-#: Echard, Gayton & Lemaire (2011), Monte Carlo with 1e6 runs.
-FOUR_BRANCH_PF = {6.0: 4.416e-3, 7.0: 2.233e-3}
-
-
-def ishigami(X, a=7.0, b=0.1):
-    return np.sin(X[:, 0]) + a * np.sin(X[:, 1]) ** 2 + b * X[:, 2] ** 4 * np.sin(X[:, 0])
-
-
-def ishigami_exact(a=7.0, b=0.1):
-    pi = math.pi
-    V = a ** 2 / 8 + b * pi ** 4 / 5 + b ** 2 * pi ** 8 / 18 + 0.5
-    V1, V2, V13 = 0.5 * (1 + b * pi ** 4 / 5) ** 2, a ** 2 / 8, b ** 2 * pi ** 8 * (1 / 18 - 1 / 50)
-    return np.array([V1, V2, 0.0]) / V, np.array([V1 + V13, V2, V13]) / V
-
-
-def hyperplane(X, beta=4.5):
-    return beta - X.sum(1) / math.sqrt(X.shape[1])
-
-
-def four_branch(X, k=6.0):
-    x1, x2 = X[:, 0], X[:, 1]
-    return np.min([3 + 0.1 * (x1 - x2) ** 2 - (x1 + x2) / math.sqrt(2),
-                   3 + 0.1 * (x1 - x2) ** 2 + (x1 + x2) / math.sqrt(2),
-                   (x1 - x2) + k / math.sqrt(2), (x2 - x1) + k / math.sqrt(2)], axis=0)
-
-
-def normals(d):
-    return RandomInputs.from_spec({f"u{i}": "normal(0, 1)" for i in range(d)})
 
 
 def main(argv=None):
@@ -55,7 +28,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     out = {}
 
-    inputs = RandomInputs.from_spec({f"x{i}": ("uniform", -math.pi, math.pi) for i in range(3)})
+    inputs = ishigami_inputs(("x0", "x1", "x2"))
     first, total = ishigami_exact()
     t0 = time.perf_counter()
     res = sobol_indices(ishigami, inputs, n=2 ** 13, seed=0, executor="serial")

@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
+from uqkit.benchmark_problems import FOUR_BRANCH_PF, four_branch
+from uqkit.benchmark_problems import hyperplane as hyperplane_45  # beta = 4.5, picklable
+from uqkit.benchmark_problems import standard_normals as normals
 from uqkit.evaluation import ModelRunner
 from uqkit.inputs import RandomInputs
 from uqkit.reliability import (ConvergenceError, LimitState, _with_gradient, clopper_pearson,
@@ -17,10 +20,6 @@ from uqkit.reliability_active import expected_feasibility, plot_history, select_
 from uqkit.reliability_subset import chain_correlation
 
 matplotlib.use("Agg")
-
-
-def normals(d, prefix="u"):
-    return RandomInputs.from_spec({f"{prefix}{i}": "normal(0, 1)" for i in range(d)})
 
 
 class Hyperplane:
@@ -33,25 +32,9 @@ class Hyperplane:
         return self.beta - X.sum(1) / math.sqrt(X.shape[1])
 
 
-def hyperplane_45(X):
-    """Module level (picklable) beta = 4.5 hyperplane for the process-pool tests."""
-    return 4.5 - X.sum(1) / math.sqrt(X.shape[1])
-
-
-def four_branch(X, k=6.0):
-    """Four-branch series system (Waarts 2000; Echard et al. 2011)."""
-    x1, x2 = X[:, 0], X[:, 1]
-    return np.min([3 + 0.1 * (x1 - x2) ** 2 - (x1 + x2) / math.sqrt(2),
-                   3 + 0.1 * (x1 - x2) ** 2 + (x1 + x2) / math.sqrt(2),
-                   (x1 - x2) + k / math.sqrt(2), (x2 - x1) + k / math.sqrt(2)], axis=0)
-
-
 def four_branch_7(X):
     return four_branch(X, 7.0)
 
-
-#: Echard et al. (2011), Table 1 and 2: Monte Carlo with 10^6 runs.
-FOUR_BRANCH_PF = {6.0: 4.416e-3, 7.0: 2.233e-3}
 
 CALLS = {"n": 0}
 

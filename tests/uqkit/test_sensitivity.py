@@ -8,33 +8,14 @@ import matplotlib
 import numpy as np
 import pytest
 
+from uqkit.benchmark_problems import ishigami, ishigami_inputs
+from uqkit.benchmark_problems import ishigami_indices as ishigami_exact
 from uqkit.inputs import RandomInputs
 from uqkit.propagation import PropagationError
 from uqkit.sensitivity import (SobolResult, _warn_inconsistent, pce_indices, plot_sobol,
                                saltelli_estimates, sobol_indices, sobol_indices_surrogate)
 
 matplotlib.use("Agg")
-
-A_ISH, B_ISH = 7.0, 0.1
-
-
-def ishigami(X):
-    return (np.sin(X[:, 0]) + A_ISH * np.sin(X[:, 1]) ** 2
-            + B_ISH * X[:, 2] ** 4 * np.sin(X[:, 0]))
-
-
-def ishigami_exact(a=A_ISH, b=B_ISH):
-    """Closed forms: V1 = (1 + b pi^4 / 5)^2 / 2, V2 = a^2 / 8, V13 = 8 b^2 pi^8 / 225."""
-    pi = math.pi
-    V = a ** 2 / 8 + b * pi ** 4 / 5 + b ** 2 * pi ** 8 / 18 + 0.5
-    V1, V2 = 0.5 * (1 + b * pi ** 4 / 5) ** 2, a ** 2 / 8
-    V13 = b ** 2 * pi ** 8 * (1 / 18 - 1 / 50)
-    return np.array([V1, V2, 0.0]) / V, np.array([V1 + V13, V2, V13]) / V
-
-
-def ishigami_inputs():
-    return RandomInputs.from_spec({f"x{i}": ("uniform", -math.pi, math.pi) for i in (1, 2, 3)})
-
 
 G_A = np.array([0.0, 1.0, 4.5, 9.0, 99.0])
 
