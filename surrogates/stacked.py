@@ -99,20 +99,26 @@ class StackedMLP:
 
     def forward_tangent(self, w, x, dw):
         """Outputs (N, k) of network w (P,) at x (N, d), and the (S, N, k) directional
-        derivatives ``J(x) dw_s`` along the S rows of dw (S, P)."""
+        derivatives ``J(x) dw_s`` along the S rows of dw (S, P).
+
+        Per layer, ``t_l = (h_{l-1} dW_l^T + db_l + t_{l-1} W_l^T) * act'(z_l)``: one batched
+        matmul over the S directions and one matmul of the stacked (S N, in) tangents, in
+        place (memory-bound: keep S x N x width within the cache, about N = 1024 for S = 200).
+        """
         h = x
         t = None
         last = len(self.layers) - 1
+        S = dw.shape[0]
         for l in range(len(self.layers)):
             W, b = self.split(w, l)
             dW, db = self.split(dw, l)
             z = torch.addmm(b, h, W.t())
-            tz = torch.matmul(h, dW.transpose(1, 2)) + db.unsqueeze(1)  # (S, N, out)
-            if t is not None:
-                tz = tz + torch.matmul(t, W.t())
+            tz = torch.baddbmm(db.unsqueeze(1), h.expand(S, *h.shape), dW.transpose(1, 2))
+            if t is not None:  # (S, N, out) += (S N, in) @ (in, out)
+                tz.view(-1, tz.shape[-1]).addmm_(t.reshape(-1, t.shape[-1]), W.t())
             if l < last:
                 h = self._act(z)
-                t = tz * self._act_grad(z, h)
+                t = tz.mul_(self._act_grad(z, h))
             else:
                 h, t = z, tz
         return h, t
