@@ -18,7 +18,8 @@ FORM (Hasofer & Lind 1974, Rackwitz & Fiessler 1978): the design point u* is the
 surface g = 0 closest to the origin, found by the improved HL-RF iteration (Zhang & Der
 Kiureghian 1995): with ``grad = dg/du`` at u_k, the HL-RF direction
 ``d_k = [(grad . u_k - g) / |grad|^2] grad - u_k`` and a step lambda halved until the merit
-``m(u) = |u|^2 / 2 + c |g(u)|`` (``c = 2 |u| / |grad| + 10``) decreases. Gradients are finite
+``m(u) = |u|^2 / 2 + c |g(u)|`` (``c = 2 |u| / |grad| + 10``) decreases enough (Armijo:
+``m(u + lambda d) <= m(u) + lambda grad m . d / 2``). Gradients are finite
 differences in u (central by default), all 2d (forward: d) points of one iteration in one
 batched :func:`propagate` call. With ``alpha = -grad / |grad|`` at u*: ``beta = alpha . u*``,
 ``Pf = Phi(-beta)`` and the importance factors are ``alpha_i^2``. Converged when
@@ -251,11 +252,14 @@ def form(ls, rng=None, u0=None, tol=1e-4, max_iter=100, fd="central", fd_step=1e
         direction = ((grad @ u - g) / norm ** 2) * grad - u
         c = 2 * np.linalg.norm(u) / norm + 10.0
         merit = 0.5 * u @ u + c * abs(g)
+        # Armijo: a sufficient decrease along the direction, not any decrease (accepting
+        # any decrease lets the iterates flip between two points on a curved surface)
+        slope = float((u + c * np.sign(g) * grad) @ direction)
         step = 1.0
         for k in range(max_halvings + 1):
             trial = u + step * direction
             g_trial = float(ls(trial[None], tag=f"form-{it + 1:03d}-step-{k:02d}")[0])
-            if 0.5 * trial @ trial + c * abs(g_trial) < merit:
+            if 0.5 * trial @ trial + c * abs(g_trial) <= merit + 0.5 * step * min(slope, 0.0):
                 break
             step *= 0.5
         u, g = trial, g_trial

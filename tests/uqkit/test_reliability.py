@@ -194,6 +194,22 @@ def test_form_through_a_nataf_copula():
     assert r.beta == pytest.approx(c / math.sqrt(2 + 2 * rho), rel=1e-6)
 
 
+def test_form_converges_where_plain_decrease_flips_between_two_points():
+    """g = 3 - u2 + (u1 - 0.5)^2 / 2: accepting any decrease of the merit function let HL-RF
+    flip between two points for 100 iterations (found on the membrane's limit state); the
+    Armijo rule converges to the design point found by a constrained minimiser."""
+    from scipy.optimize import minimize
+
+    def g(X):
+        return 3 - X[:, 1] + 0.5 * (X[:, 0] - 0.5) ** 2
+
+    r = failure_probability(g, normals(2), method="form", executor="serial")
+    ref = minimize(lambda u: u @ u, [0.0, 3.0], method="SLSQP", tol=1e-14,
+                   constraints={"type": "eq", "fun": lambda u: g(u[None])[0]})
+    assert r.beta == pytest.approx(math.sqrt(ref.fun), abs=1e-6)
+    assert r.model_runs < 200
+
+
 def test_form_errors_when_it_cannot_converge():
     with pytest.raises(ConvergenceError, match="did not converge in max_iter=1") as err:
         failure_probability(lambda X: 3 - X[:, 0] + np.sin(3 * X[:, 1]), normals(2),
