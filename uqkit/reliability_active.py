@@ -60,7 +60,10 @@ LEARNING = ("U", "EFF")
 def surrogate_mean_std(surrogate, U):
     """(mean, epistemic std), each (n,), of a fitted surrogate at U (see the protocol)."""
     if hasattr(surrogate, "predict_distribution"):
-        pred = surrogate.predict_distribution(U)
+        try:  # no intervals: only the mean and the epistemic variance are used
+            pred = surrogate.predict_distribution(U, levels=())
+        except TypeError:
+            pred = surrogate.predict_distribution(U)
         mean, std = pred.mean, np.sqrt(np.maximum(np.asarray(pred.epistemic_var, float), 0.0))
     else:
         try:

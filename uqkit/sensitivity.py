@@ -367,8 +367,13 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
 
 def _surrogate_outputs(surrogate, X, function_draws):
     """(mean (m, k), draws (S, m, k) or None) of a surrogate at X."""
+    import inspect
+
     if function_draws and _draws_functions(surrogate):
-        pred = surrogate.predict_distribution(X, n_samples=function_draws, return_samples=True)
+        kwargs = dict(n_samples=function_draws, return_samples=True)
+        if "levels" in inspect.signature(surrogate.predict_distribution).parameters:
+            kwargs["levels"] = ()  # no predictive intervals: only the draws are used
+        pred = surrogate.predict_distribution(X, **kwargs)
         samples = getattr(pred, "samples", None)
         if samples is None:
             raise ValueError(f"{type(surrogate).__name__}.predict_distribution(..., "
