@@ -20,7 +20,7 @@ def _common(p):
 
 
 def add_study(sub):
-    """Register ``uqkit study membrane|regression|moons|wind``."""
+    """Register ``uqkit study membrane|regression|moons|wind|reliability``."""
     study = sub.add_parser("study", help="run one of the paper's studies")
     studies = study.add_subparsers(dest="study", required=True, parser_class=Parser)
     m = studies.add_parser("membrane", help="membrane UQ end to end (paper example 3)",
@@ -81,6 +81,37 @@ def add_study(sub):
     w.add_argument("--seeds", type=int, default=2, help="training draws per cell (default 2)")
     w.add_argument("--epochs", type=int, default=1000, help="training epochs (default 1000)")
     w.set_defaults(func=_run_wind)
+
+    rel = studies.add_parser(
+        "reliability", help="membrane failure probability and Sobol' indices",
+        description="P[w(p1) <= threshold] by FE Monte Carlo, FORM, SORM, importance sampling, "
+        "subset simulation and active learning (GP and BDL); Sobol' indices of w(p1), w(p2), "
+        "w(p3) from FE runs and from a BDL surrogate.")
+    _common(rel)
+    rel.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    rel.add_argument("--n-truth", type=int, default=100_000,
+                     help="FE Monte Carlo truth runs (default 100000; --paper: 1000000)")
+    rel.add_argument("--n-pilot", type=int, default=20_000,
+                     help="FE runs of the pilot that sets the threshold (default 20000)")
+    rel.add_argument("--quantile", type=float, default=1e-3,
+                     help="the threshold's quantile of w(p1) in the pilot (default 1e-3)")
+    rel.add_argument("--max-runs", type=int,
+                     help="true-run budget of active learning (default n_truth / 100)")
+    rel.add_argument("--n-sobol", type=int, default=1024,
+                     help="base samples of the FE Sobol' indices, a power of two (default 1024)")
+    rel.add_argument("--n-sobol-train", type=int, default=256,
+                     help="FE runs the BDL of the surrogate Sobol' indices trains on "
+                          "(default 256)")
+    rel.add_argument("--max-iter", type=int, default=2000,
+                     help="L-BFGS iterations of every BDL fit (default 2000)")
+    rel.set_defaults(func=_run_reliability)
+
+
+def _run_reliability(args):
+    return _run_study("reliability", "studies.reliability", "ReliabilityStudy", args,
+                      seed=args.seed, n_truth=args.n_truth, n_pilot=args.n_pilot,
+                      quantile=args.quantile, max_runs=args.max_runs, n_sobol=args.n_sobol,
+                      n_sobol_train=args.n_sobol_train, max_iter=args.max_iter)
 
 
 def _run_study(name, module, cls, args, **settings):

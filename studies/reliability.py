@@ -1,0 +1,465 @@
+"""Reliability and sensitivity study on the membrane: how likely the centre deflects beyond a
+limit, by every method of :mod:`uqkit.reliability` against an FE Monte Carlo truth, and which
+inputs drive the deflections, by Sobol' indices from FE runs against a BDL surrogate's.
+
+Inputs are those of Table 3 (``uqkit.presets.table3``); the outputs are w at the paper's three
+probes taken as mesh points (``probe_frame="relative"``, as in the membrane study: at fixed
+physical points w is only C0 in the inputs).
+
+The limit state is ``g(x) = w_p1(x) - threshold`` (w < 0 is downward, so failure,
+``g <= 0``, is a deflection at least as deep as the threshold). The threshold is the
+``quantile`` (1e-3) quantile of w(p1) in a pilot FE Monte Carlo of ``n_pilot`` runs, drawn
+independently of the truth, so that the truth's Pf is an unbiased estimate of a probability
+near 1e-3 rather than 1e-3 by construction. The truth is an FE Monte Carlo of ``n_truth``
+runs with an exact (Clopper-Pearson) interval. Both draw standard normal points u and map them
+through the inputs' Rosenblatt transform (as :mod:`uqkit.reliability` does); the truth's
+points are also the candidate population of active learning, so that active learning and the
+truth count failures in one population and their difference is the surrogate's
+misclassification alone.
+
+Methods (each through :func:`uqkit.reliability.failure_probability`, every FE run in a store):
+FORM, SORM (Tvedt; Breitung and Hohenbichler-Rackwitz in the report), importance sampling at
+the design point, subset simulation and active learning on a GP and on the BDL, with at most
+1/100 of the truth's runs.
+
+Sensitivity: pick-freeze indices of w(p1), w(p2), w(p3) from FE runs (``n_sobol`` base
+samples, ``n_sobol (d + 2)`` runs); the same from a BDL trained on ``n_sobol_train`` FE runs
+(Latin hypercube), with its epistemic band over posterior function draws; and the indices of
+a PCE fitted on those same training runs.
+
+Run it with ``uqkit study reliability --out DIR`` or :func:`run`. Every FE run lives in a
+store of the study's cache and every finished method's result in a cache entry: a killed study
+resumes without recomputing a finished run or method.
+"""
+import hashlib
+import math
+import os
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from uqkit import propagate
+from uqkit.adapters import MembraneModel
+from uqkit.executors import cpu_count
+from uqkit.presets import table3
+from uqkit.sampling import check_count
+
+from .common import StudyError, code_version, locked, pyplot, save_figure, study_cache
+
+PROBES = ("p1", "p2", "p3")
+#: The methods of the comparison, in the report's order.
+METHODS = ("form", "sorm", "is", "subset", "active-gp", "active-bdl")
+
+
+@dataclass
+class ReliabilityStudy:
+    """Settings of the reliability study (the defaults finish in a few minutes on 2 cores).
+
+    Attributes:
+        out: output directory.
+        seed: master seed of every draw.
+        quantile: the threshold's quantile of w(p1) in the pilot sample.
+        n_pilot: FE runs of the pilot that sets the threshold.
+        n_truth: FE Monte Carlo runs of the truth (also the active-learning population).
+        n_is: importance-sampling runs; n_subset: subset-simulation runs per level.
+        max_runs: true-run budget of active learning (default ``n_truth // 100``).
+        n_sobol: base samples of the FE pick-freeze indices (a power of two).
+        n_sobol_train: FE runs (Latin hypercube) the BDL and the PCE of the indices train on.
+        n_sobol_surrogate: base samples of the surrogate's indices (a power of two).
+        max_iter: L-BFGS iterations of every BDL fit.
+        paper: a larger run (1e6 truth, 2^12 FE Sobol' base samples).
+        workers, dask: processes (or a Dask scheduler) for the FE runs.
+        nx, ny: the FE mesh.
+    """
+
+    out: str
+    seed: int = 0
+    quantile: float = 1e-3
+    n_pilot: int = 20_000
+    n_truth: int = 100_000
+    n_is: int = 2000
+    n_subset: int = 1000
+    max_runs: int = None
+    n_sobol: int = 1024
+    n_sobol_train: int = 256
+    n_sobol_surrogate: int = 8192
+    max_iter: int = 2000
+    paper: bool = False
+    workers: int = None
+    dask: str = None
+    nx: int = 20
+    ny: int = 10
+    progress: bool = True
+    retry_failed: bool = False
+
+    def __post_init__(self):
+        if self.paper:
+            self.n_truth = max(self.n_truth, 1_000_000)
+            self.n_sobol = max(self.n_sobol, 4096)
+        if self.max_runs is None:
+            self.max_runs = max(self.n_truth // 100, 20)
+        for name in ("n_pilot", "n_truth", "n_is", "n_subset", "max_runs", "n_sobol",
+                     "n_sobol_train", "n_sobol_surrogate", "max_iter"):
+            check_count(getattr(self, name), name)
+        for name in ("n_sobol", "n_sobol_surrogate"):
+            n = getattr(self, name)
+            if n & (n - 1):
+                raise ValueError(f"{name} must be a power of two, got {name}={n}")
+        q = self.quantile
+        if not (isinstance(q, (int, float)) and math.isfinite(q) and 0 < q < 0.5):
+            raise ValueError(f"quantile must be a number in (0, 0.5), got quantile={q!r}")
+        if self.n_pilot * q < 5:
+            raise ValueError(f"n_pilot={self.n_pilot} puts fewer than 5 pilot runs below the "
+                             f"quantile {q}: the threshold would be a guess; raise n_pilot to "
+                             f"at least {math.ceil(5 / q)}")
+        if self.n_truth * q < 10:
+            raise ValueError(f"n_truth={self.n_truth} expects fewer than 10 failures at Pf "
+                             f"~ {q}; raise n_truth to at least {math.ceil(10 / q)}")
+        self.workers = cpu_count() if self.workers is None else int(self.workers)
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got workers={self.workers}")
+        MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now
+
+
+class DeflectionLimit:
+    """The limit state ``g(x) = w_p1(x) - threshold`` of the FE membrane (a uqkit model;
+    length units of the inputs, w < 0 downward). Rows the solver rejects keep its status."""
+
+    input_names = MembraneModel.input_names
+    output_names = ("g",)
+
+    def __init__(self, threshold, nx=20, ny=10):
+        self.threshold = float(threshold)
+        self.fe = MembraneModel(nx=nx, ny=ny, probe_frame="relative")
+
+    def __call__(self, X):
+        w, status, reasons = self.fe(X)
+        return w[:, 0] - self.threshold, status, reasons
+
+    def describe(self):
+        return dict(self.fe.describe(), limit_state="w_p1 - threshold",
+                    threshold=self.threshold)
+
+
+def _normal_points(n, d, seed):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def fe_runs(study, name, U, model, log):
+    """FE runs at the standard normal points U (mapped through Table 3's Rosenblatt
+    transform), stored in the study's cache; returns the propagate result."""
+    from uqkit.evaluation import u_to_x
+    from uqkit.sampling import Samples
+
+    inputs = table3()
+    X = u_to_x(inputs, U)
+    settings = {"dataset": name, "n": len(U), "model": model.describe(),
+                "inputs_sha256": hashlib.sha256(X.tobytes()).hexdigest()}
+    res = propagate(model, Samples(X, inputs.names), workers=study.workers, dask=study.dask,
+                    executor="dask" if study.dask else "local",
+                    store=study_cache(study).path(f"fe-{name}", settings),
+                    settings={"dataset": name}, progress=study.progress,
+                    retry_failed="all" if study.retry_failed else "errors")
+    log(f"FE {name}: {res.summary()}")
+    return res
+
+
+def threshold_from_pilot(w, q):
+    """The q-quantile of the pilot's w(p1) and the 95% distribution-free interval of it (order
+    statistics at the binomial 2.5% and 97.5% ranks)."""
+    from scipy import stats
+
+    w = np.sort(np.asarray(w, dtype=float))
+    n = len(w)
+    lo, hi = (int(r) for r in stats.binom.ppf([0.025, 0.975], n, q))
+    return float(np.quantile(w, q)), (float(w[max(lo - 1, 0)]), float(w[min(hi, n - 1)]))
+
+
+def bdl_surrogate(study):
+    """The BDL of the active learning and of the surrogate's Sobol' indices:
+    ``make_surrogate("bdl")``, the default trainer of the membrane study (MAP by full-batch
+    L-BFGS, full-GGN linearised Laplace posterior) with two hidden layers of 32."""
+    from uqkit.adapters import make_surrogate
+
+    return make_surrogate("bdl", seed=study.seed, max_iter=study.max_iter)
+
+
+def _method_options(study, name, candidates):
+    if name == "is":
+        return {"method": "is", "n": study.n_is}
+    if name == "subset":
+        return {"method": "subset", "n": study.n_subset}
+    if name.startswith("active-"):
+        kind = name.split("-")[1]
+        surrogate = bdl_surrogate(study) if kind == "bdl" else kind
+        return {"method": "active", "surrogate": surrogate, "candidates": candidates,
+                "batch": 4, "max_runs": study.max_runs}
+    return {"method": name}
+
+
+def run_method(study, name, g, candidates, settings, log):
+    """One method's result (a JSON-friendly dict), from the cache if it finished before."""
+    import warnings
+
+    from uqkit.reliability import failure_probability
+
+    cache = study_cache(study)
+    key = dict(settings, method=name)
+    done = cache.load(f"method-{name}", key)
+    if done is not None:
+        log(f"{name}: loaded (Pf {done['pf']:.4g}, {done['model_runs']} runs)")
+        return dict(done, loaded=True)
+    options = _method_options(study, name, candidates)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = failure_probability(g, table3(), seed=study.seed + 17, workers=study.workers,
+                                dask=study.dask, executor="dask" if study.dask else "local",
+                                store=cache.path(f"runs-{name}", key), **options)
+    messages = sorted({str(w.message) for w in caught
+                       if issubclass(w.category, UserWarning)})
+    for m in messages:
+        log(f"{name}: warning: {m}")
+    d = r.to_dict()
+    out = {"pf": r.pf, "ci": None if not np.all(np.isfinite(r.ci)) else list(r.ci),
+           "cov": d["cov"], "beta": d["beta"], "model_runs": r.model_runs,
+           "seconds": r.seconds, "warnings": messages,
+           "computed_runs": r.info.get("computed_runs")}
+    if name in ("form", "sorm", "is"):
+        out["design_point"] = d["design_point"]
+        out["importance"] = d["importance"]
+    if name == "sorm":
+        out["pf_formulas"] = d["info"]["pf"]
+        out["curvatures"] = d["info"]["curvatures"]
+    if name.startswith("active-"):
+        out["converged"] = bool(r.info["converged"])
+        out["history"] = d["history"]
+        out["iterations"] = r.info["iterations"]
+    cache.save(f"method-{name}", key, out)
+    log(f"{name}: Pf {r.pf:.4g}, {r.model_runs} runs, {r.seconds:.1f} s")
+    return dict(out, loaded=False)
+
+
+def sobol_comparison(study, model, log):
+    """Sobol' indices of the three deflections: FE pick-freeze, a BDL's (with its epistemic
+    band) and a PCE's on the BDL's training runs."""
+    from uqkit.sensitivity import pce_indices, sobol_indices, sobol_indices_surrogate
+
+    inputs = table3()
+    cache = study_cache(study)
+    settings = {"model": model.describe(), "n": study.n_sobol, "seed": study.seed}
+    # the BDL is refitted on every run (seconds); its FE training runs are in a store
+    t0 = time.perf_counter()
+    fe = sobol_indices(model, inputs, n=study.n_sobol, seed=study.seed, workers=study.workers,
+                       dask=study.dask, executor="dask" if study.dask else "local",
+                       store=cache.path("fe-sobol", settings), progress=study.progress)
+    fe_s = time.perf_counter() - t0
+    log(f"Sobol' from FE: {fe.model_runs} runs, {fe_s:.1f} s")
+    from scipy.stats import qmc
+
+    from uqkit.evaluation import unit_to_x
+    from uqkit.sampling import Samples
+
+    # a Latin hypercube in the unit cube of the Rosenblatt transform: the BDL trains on its
+    # physical points, the PCE reads the same runs in the unit cube
+    P = qmc.LatinHypercube(d=inputs.dim, seed=study.seed + 23).random(study.n_sobol_train)
+    X = unit_to_x(inputs, P)
+    key = {"dataset": "sobol-train", "model": model.describe(),
+           "inputs_sha256": hashlib.sha256(X.tobytes()).hexdigest()}
+    res = propagate(model, Samples(X, inputs.names), workers=study.workers, dask=study.dask,
+                    executor="dask" if study.dask else "local",
+                    store=cache.path("fe-sobol-train", key), settings={"dataset": "sobol"},
+                    progress=study.progress)
+    if res.n_failed:
+        raise StudyError(f"{res.n_failed} of the Sobol' training runs failed: {res.summary()}")
+    X, Y = res.inputs.values, res.outputs
+    t0 = time.perf_counter()
+    bdl = bdl_surrogate(study).fit(X, Y)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    sur = sobol_indices_surrogate(bdl, inputs, n=study.n_sobol_surrogate, seed=study.seed,
+                                  function_draws=100)
+    sur_s = time.perf_counter() - t0
+    log(f"Sobol' from the BDL: fit {fit_s:.1f} s on {len(X)} runs, indices {sur_s:.1f} s")
+    first, total, first_ci, total_ci, info = pce_indices(
+        P, Y, inputs, bootstrap=200, rng=np.random.default_rng(study.seed))
+    pce = {"first": first.tolist(), "total": total.tolist(), "first_ci": first_ci.tolist(),
+           "total_ci": total_ci.tolist(), "order": info["order"],
+           "loo_error": info["loo_error"], "training_runs": len(X)}
+    return {"fe": dict(fe.to_dict(), seconds=fe_s),
+            "bdl": dict(sur.to_dict(), fit_seconds=fit_s, seconds=sur_s,
+                        training_runs=len(X)),
+            "pce": pce}, (fe, sur)
+
+
+@locked
+def run(study, log=print):
+    """Run the whole study; writes DIR/report.md, DIR/report.json and the PNGs; returns the
+    report dict.
+
+    Raises:
+        StudyError: the pilot or the truth lost too many FE runs to go on.
+    """
+    t_start = time.perf_counter()
+    model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+    d = len(table3().names)
+    s = study.seed
+    pilot = fe_runs(study, "pilot", _normal_points(study.n_pilot, d, 1000 * s + 11), model, log)
+    if pilot.n_failed > study.n_pilot * study.quantile / 10:
+        raise StudyError(f"{pilot.n_failed} pilot runs failed ({pilot.summary()}): too many "
+                         f"to place the {study.quantile} quantile")
+    threshold, threshold_ci = threshold_from_pilot(pilot.outputs[pilot.ok, 0], study.quantile)
+    log(f"threshold: w(p1) <= {threshold:.6g} (the {study.quantile} quantile of "
+        f"{int(pilot.ok.sum())} pilot runs; 95% interval [{threshold_ci[0]:.6g}, "
+        f"{threshold_ci[1]:.6g}])")
+    U_truth = _normal_points(study.n_truth, d, 1000 * s + 12)
+    truth_res = fe_runs(study, "truth", U_truth, model, log)
+    truth = _truth(truth_res, threshold)
+    log(f"truth: Pf {truth['pf']:.4g}, 95% CI [{truth['ci'][0]:.4g}, {truth['ci'][1]:.4g}], "
+        f"{truth['model_runs']} runs")
+
+    g = DeflectionLimit(threshold, study.nx, study.ny)
+    settings = {"g": g.describe(), "seed": s, "n_is": study.n_is, "n_subset": study.n_subset,
+                "max_runs": study.max_runs, "n_truth": study.n_truth,
+                "max_iter": study.max_iter,
+                "code": code_version(__name__, "uqkit.reliability", "uqkit.reliability_active",
+                                     "uqkit.reliability_subset"), "version": 1}
+    methods = {}
+    for name in METHODS:
+        methods[name] = run_method(study, name, g, U_truth, settings, log)
+    sobol, results = sobol_comparison(study, model, log)
+    report = _report(study, threshold, threshold_ci, truth, methods, sobol, truth_res, t_start)
+    report["figures"] = _figures(study, methods, truth, results)
+    from .common import write_reports
+
+    write_reports(study.out, report, _markdown(report), log)
+    return report
+
+
+def _truth(res, threshold):
+    from uqkit.reliability import clopper_pearson
+
+    ok = res.ok
+    fails = int(np.count_nonzero(res.outputs[ok, 0] <= threshold))
+    n, lost = len(ok), int(np.count_nonzero(~ok))
+    # a run the solver rejected may or may not have failed: the interval counts it both ways
+    lo = clopper_pearson(fails, n)[0]
+    hi = clopper_pearson(fails + lost, n)[1]
+    pf = fails / (n - lost)
+    return {"pf": pf, "ci": [lo, hi], "model_runs": n, "failures": fails, "lost_runs": lost,
+            "cov": math.sqrt((1 - pf) / (n * pf)) if pf > 0 else None,
+            "seconds_per_run": res.compute_seconds / n}
+
+
+def _report(study, threshold, threshold_ci, truth, methods, sobol, truth_res, t_start):
+    pf_t = truth["pf"]
+    for m in methods.values():
+        m["relative_error"] = m["pf"] / pf_t - 1 if pf_t > 0 else None
+        m["inside_truth_ci"] = bool(truth["ci"][0] <= m["pf"] <= truth["ci"][1])
+        m["runs_fraction_of_truth"] = m["model_runs"] / truth["model_runs"]
+    names = list(table3().names)
+    compact = {k: {"first": v["first"], "total": v["total"], "first_ci": v.get("first_ci"),
+                   "total_ci": v.get("total_ci"), **({"first_band": v["first_band"],
+                                                      "total_band": v["total_band"]}
+                                                     if "first_band" in v else {})}
+               for k, v in sobol.items()}
+    fe_first, fe_total = np.array(sobol["fe"]["first"]), np.array(sobol["fe"]["total"])
+    diff = {k: {"first": float(np.max(np.abs(np.array(v["first"]) - fe_first))),
+                "total": float(np.max(np.abs(np.array(v["total"]) - fe_total)))}
+            for k, v in sobol.items() if k != "fe"}
+    return {
+        "settings": {k: v for k, v in asdict(study).items() if k != "progress"},
+        "threshold": threshold,
+        "threshold_choice": {"quantile": study.quantile, "pilot_runs": study.n_pilot,
+                             "ci95": list(threshold_ci)},
+        "truth": truth,
+        "methods": methods,
+        "sobol": {**compact, "inputs": names, "outputs": [f"w_{p}" for p in PROBES],
+                  "max_abs_difference_from_fe": diff,
+                  "fe_model_runs": sobol["fe"]["model_runs"],
+                  "surrogate_training_runs": sobol["bdl"]["training_runs"],
+                  "seconds": {"fe": sobol["fe"]["seconds"],
+                              "bdl_fit": sobol["bdl"]["fit_seconds"],
+                              "bdl_indices": sobol["bdl"]["seconds"]}},
+        "fe_runs": {"failed_in_truth": truth["lost_runs"],
+                    "computed_in_truth": truth_res.computed},
+        "total_seconds": time.perf_counter() - t_start,
+    }
+
+
+def _figures(study, methods, truth, results):
+    from uqkit.reliability import ReliabilityResult
+    from uqkit.reliability_active import plot_history
+    from uqkit.sensitivity import plot_sobol
+
+    plt = pyplot()
+    figs = {}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, name in zip(axes, ("active-gp", "active-bdl")):
+        m = methods[name]
+        r = ReliabilityResult(pf=m["pf"], cov=math.nan, ci=(0, 0), beta=math.nan,
+                              model_runs=m["model_runs"], method="active",
+                              history=m["history"])
+        plot_history(r, ax=ax, reference=truth["pf"])
+        ax.axhspan(*truth["ci"], color="k", alpha=0.08)
+        ax.set_yscale("log")
+        ax.set_title(f"{name}: Pf {m['pf']:.3g} in {m['model_runs']} runs")
+    figs["active_learning"] = save_figure(fig, study.out, "active_learning.png", 120)
+    fe, sur = results
+    fig, axes = plt.subplots(2, 3, figsize=(13, 6), sharey=True)
+    plot_sobol(fe, axes=axes[0])
+    plot_sobol(sur, axes=axes[1])
+    for ax in axes[0]:
+        ax.set_title(f"FE ({fe.model_runs} runs): {ax.get_title()}")
+    for ax in axes[1]:
+        ax.set_title(f"BDL ({study.n_sobol_train} FE runs): {ax.get_title()}")
+    figs["sobol"] = save_figure(fig, study.out, "sobol.png", 120)
+    return figs
+
+
+def _fmt_ci(ci):
+    return "-" if ci is None else f"[{ci[0]:.3g}, {ci[1]:.3g}]"
+
+
+def _markdown(rep):
+    t = rep["truth"]
+    lines = [
+        "# Membrane reliability and sensitivity", "",
+        f"Limit state: g = w(p1) - ({rep['threshold']:.6g}); failure where g <= 0. The "
+        f"threshold is the {rep['threshold_choice']['quantile']} quantile of w(p1) in an "
+        f"independent pilot of {rep['threshold_choice']['pilot_runs']} FE runs (95% interval of "
+        f"that quantile: {_fmt_ci(rep['threshold_choice']['ci95'])}).", "",
+        f"FE Monte Carlo truth: Pf = {t['pf']:.4g}, 95% CI {_fmt_ci(t['ci'])} "
+        f"({t['failures']} failures in {t['model_runs']} runs"
+        + (f", {t['lost_runs']} runs the solver rejected, counted both ways in the CI"
+           if t["lost_runs"] else "") + ").", "",
+        "| method | Pf | 95% CI | Pf / truth - 1 | inside truth CI | model runs | seconds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, m in rep["methods"].items():
+        conv = "" if m.get("converged", True) else " (not converged)"
+        lines.append(f"| {name}{conv} | {m['pf']:.4g} | {_fmt_ci(m['ci'])} | "
+                     f"{m['relative_error']:+.3f} | {'yes' if m['inside_truth_ci'] else 'no'} | "
+                     f"{m['model_runs']} | {m['seconds']:.1f}"
+                     + (" (loaded)" if m.get("loaded") else "") + " |")
+    warn = [f"- {n}: {w}" for n, m in rep["methods"].items() for w in m["warnings"]]
+    if warn:
+        lines += ["", "Warnings:", *warn]
+    sob = rep["sobol"]
+    lines += ["", "## Sobol' indices (first / total)", "",
+              f"FE pick-freeze on {sob['fe_model_runs']} runs; BDL and PCE trained on "
+              f"{sob['surrogate_training_runs']} FE runs.", "",
+              "| output | input | FE first | FE total | BDL first | BDL total | PCE first | "
+              "PCE total |", "|---|---|---|---|---|---|---|---|"]
+    for j, out in enumerate(sob["outputs"]):
+        for i, name in enumerate(sob["inputs"]):
+            cells = [f"{sob[k][m][i][j]:.4f}" for k in ("fe", "bdl", "pce")
+                     for m in ("first", "total")]
+            lines.append(f"| {out} | {name} | " + " | ".join(cells) + " |")
+    diff = sob["max_abs_difference_from_fe"]
+    lines += ["", "Largest difference from the FE indices: " + "; ".join(
+        f"{k} first {v['first']:.4f}, total {v['total']:.4f}" for k, v in diff.items()) + ".",
+        "", f"Total wall time: {rep['total_seconds']:.0f} s.", "",
+        "## Figures", "", "![active learning](active_learning.png)", "",
+        "![Sobol' indices](sobol.png)", ""]
+    return "\n".join(lines)
