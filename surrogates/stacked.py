@@ -103,7 +103,7 @@ class StackedMLP:
 
         Per layer, ``t_l = (h_{l-1} dW_l^T + db_l + t_{l-1} W_l^T) * act'(z_l)``: one batched
         matmul over the S directions and one matmul of the stacked (S N, in) tangents, in
-        place (memory-bound: keep S x N x width within the cache, about N = 1024 for S = 200).
+        place (memory-bound: callers keep S x N x width within the cache, N about 32768 / S).
         """
         h = x
         t = None

@@ -60,10 +60,11 @@ LEARNING = ("U", "EFF")
 def surrogate_mean_std(surrogate, U):
     """(mean, epistemic std), each (n,), of a fitted surrogate at U (see the protocol)."""
     if hasattr(surrogate, "predict_distribution"):
-        try:  # no intervals: only the mean and the epistemic variance are used
-            pred = surrogate.predict_distribution(U, levels=())
-        except TypeError:
-            pred = surrogate.predict_distribution(U)
+        import inspect
+
+        # no predictive intervals: only the mean and the epistemic variance are used
+        takes_levels = "levels" in inspect.signature(surrogate.predict_distribution).parameters
+        pred = surrogate.predict_distribution(U, **({"levels": ()} if takes_levels else {}))
         mean, std = pred.mean, np.sqrt(np.maximum(np.asarray(pred.epistemic_var, float), 0.0))
     else:
         try:
