@@ -76,6 +76,55 @@ def test_laplace_is_exact_for_a_linear_model():
     assert np.allclose(np.cov(draws.T), cov, atol=3e-2 * np.abs(cov).max())
 
 
+def test_evidence_scale_reaches_the_exact_type_2_maximum_likelihood():
+    """Bayesian linear regression with known noise: refitting the MAP at the evidence scale
+    until it settles (MacKay's iteration) gives the prior variance that maximises the exact
+    marginal likelihood N(y; 0, s^2 A A^T + sigma^2 I), found here by a scalar optimiser."""
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    y = X @ np.array([0.8, -0.5, 0.3]) + 0.1 + 0.4 * rng.normal(size=40)
+    A = np.column_stack([X, np.ones(40)])
+    sigma = 0.4
+    net = StackedMLP((3, 1))
+    s = 1.0
+    for _ in range(100):
+        post, = fit(net, [torch.as_tensor(X)], [torch.as_tensor(y[:, None])], "regression",
+                    [make_prior(f"normal(0, {s!r})")], [0], noise_std=sigma, learn_noise=False)
+        c = post.evidence_scale()
+        s = s / math.sqrt(c)
+        if abs(c - 1) < 1e-10:
+            break
+
+    def neg_evidence(log_s2):
+        cov = math.exp(log_s2) * A @ A.T + sigma ** 2 * np.eye(40)
+        return -stats.multivariate_normal(np.zeros(40), cov).logpdf(y)
+
+    best = optimize.minimize_scalar(neg_evidence, bounds=(-8, 4), method="bounded",
+                                    options={"xatol": 1e-10})
+    assert s ** 2 == pytest.approx(math.exp(best.x), rel=1e-6)
+
+
+def test_the_evidence_scale_rescales_the_posterior_only():
+    X, Y, Xt, _ = _smooth_problem()
+    kw = dict(hidden=(8,), inference="laplace", max_iter=300, seed=0, progress=False)
+    raw = BDL(**kw, laplace_prior_scale=1.0).fit(X, Y)
+    ev = BDL(**kw).fit(X, Y)
+    c = raw.laplace_.evidence_scale()
+    assert raw.history_["prior_scale"] == 1.0
+    assert ev.history_["prior_scale"] == pytest.approx(c, rel=1e-12) and c != 1.0
+    # the MAP network and so the predictive mean are unchanged; the spread is rescaled
+    assert np.array_equal(raw.predict(Xt), ev.predict(Xt))
+    assert torch.allclose(ev.laplace_.marginal_std(),
+                          raw.laplace_.rescaled(c).marginal_std(), rtol=1e-12)
+    half = BDL(**kw, laplace_prior_scale=4.0).fit(X, Y)
+    # G + D <= G + 4 D <= 4 (G + D): four times the prior precision shrinks each weight's
+    # std by a factor in [1/2, 1]
+    ratio = (half.laplace_.marginal_std() / raw.laplace_.marginal_std()).numpy()
+    assert 0.5 - 1e-12 <= ratio.min() and ratio.max() <= 1.0 + 1e-12 and ratio.min() < 0.9
+
+
 def test_hierarchical_penalty_is_the_integrated_prior():
     """-log p(w) of N(0, s) with s ~ IG(a, b), integrated numerically, against the closed form
     (up to a constant)."""
@@ -182,6 +231,9 @@ def test_fit_many_bad_input():
     (dict(inference="laplace", prior="hierarchical-cauchy"), "hierarchical-cauchy"),
     (dict(inference="laplace", val_fraction=0.2), "val_fraction"),
     (dict(inference="laplace", device="meta"), "trains on the CPU"),
+    (dict(inference="laplace", laplace_prior_scale=0), "laplace_prior_scale must be"),
+    (dict(inference="laplace", laplace_prior_scale="marglik"), "got laplace_prior_scale='marg"),
+    (dict(inference="laplace", laplace_prior_scale=float("nan")), "laplace_prior_scale must"),
 ])
 def test_laplace_settings_are_validated(settings, match):
     X, Y, _, _ = _smooth_problem()
