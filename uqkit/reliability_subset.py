@@ -23,10 +23,10 @@ Samplers (``sampler``):
   after each step of the (lockstep) chains, ``ln lambda += (a_hat - a*) / sqrt(i)`` with
   a_hat that step's acceptance over all chains and i the step (lambda is not raised past the
   value where every sigma_k is 1); lambda starts at 0.6 and each level starts from the
-  previous level's last lambda, as in the authors' reference code. (The paper runs chains in groups one
-  after the other and adapts between groups; adapting between lockstep steps keeps one
-  batched model call per step. Each update depends on all Nc chains, each chain's own
-  influence on it is O(1 / Nc).)
+  previous level's last lambda, as in the authors' reference code. (The paper runs chains
+  in groups one after the other and adapts between groups; adapting between lockstep steps
+  keeps one batched model call per step. Each update depends on all Nc chains, each chain's
+  own influence on it is O(1 / Nc).)
 * ``"mma"``, the component-wise modified Metropolis algorithm of Au & Beck (2001): proposes
   ``xi_i = u_i + s eps_i`` (eps ~ N(0, 1), s the ``spread``), keeps each component with
   probability ``min(1, phi(xi_i) / phi(u_i))``, and accepts the candidate only if
