@@ -143,7 +143,8 @@ def bdl_settings(n, study, seed):
     Default: the MAP network trained to convergence by full-batch L-BFGS (float64, noise
     precision held at noise std 0.1 (standardised units) for the first half of the iterations,
     then learned; ``max_iter`` iterations in all) and the full-GGN linearised Laplace posterior
-    about it (``inference="laplace"``). Fits of one size train as one batched
+    about it (``inference="laplace"``), whose prior precision per parameter tensor and noise
+    precision per output maximise the Laplace evidence (``laplace_prior_scale="evidence"``). Fits of one size train as one batched
     program (:func:`surrogates.fit_many`).
 
     ``--paper``: the paper's method and settings: mean-field VI by Adam, lr 0.005 x 0.75 every
@@ -229,15 +230,41 @@ def _fit_members(members):
     return models, time.perf_counter() - t0
 
 
+def _prior_precision_metrics(model, X, Y, Xv, Yv):
+    """Ablation of the evidence step: the same MAP network's Laplace posterior with the prior's
+    own precision and the MAP's noise (``laplace_prior_scale=1``), scored like the fit."""
+    import copy
+
+    import torch
+
+    from surrogates import laplace_fit
+    from surrogates import metrics as M
+    from surrogates.priors import make_prior
+
+    post = model.laplace_
+    raw = copy.copy(model)
+    raw.laplace_ = laplace_fit.posterior(
+        model.net_, post.w, torch.as_tensor(model.x_scaler_.transform(X), dtype=torch.float64),
+        torch.as_tensor(model.y_scaler_.transform(Y), dtype=torch.float64), "regression",
+        make_prior(model.prior), post.map_log_tau, 1.0)
+    pred = raw.predict_distribution(Xv, levels=(0.95,))
+    lo, hi = pred.intervals[0.95]
+    return {"coverage95_prior": M.coverage(Yv, lo, hi).tolist(),
+            "nll_prior": M.gaussian_nll(Yv, pred.mean, pred.total_var).tolist()}
+
+
 def _table_task(task):
     """Train the fits of one training size (every prior and seed) as one batched program and
     score each on the validation set; returns {key: metrics}."""
     members, Xv, Yv, Xc, Yc = task
     models, seconds = _fit_members(members)
     out = {}
-    for (key, _, _, _, _, fig_index), model in zip(members, models):
+    for (key, X, Y, _, _, fig_index), model in zip(members, models):
         out[key] = _metrics(model, Xv, Yv, Xc, Yc, fig_index)
         out[key]["group_fit_seconds"] = seconds
+        if hasattr(model, "laplace_"):
+            out[key].update(_prior_precision_metrics(model, X, Y, Xv, Yv))
+            out[key]["prior_scale"] = model.history_["prior_scale"]
     return out
 
 
@@ -289,7 +316,7 @@ def fit_settings(study, model):
             "n_pool": n_pool, "n_validation": study.n_validation,
             "n_calibration": study.n_calibration, "priors": study.priors,
             "max_iter": study.max_iter, "model": model.describe(),
-            "code": code_version(__name__), "fit_version": 5}
+            "code": code_version(__name__), "fit_version": 6}
 
 
 # -- the study ---------------------------------------------------------------------------------
@@ -409,7 +436,8 @@ def _table(fits, study):
                     "min": np.min([r[m] for r in runs], 0).tolist(),
                     "max": np.max([r[m] for r in runs], 0).tolist()}
                 for m in ("r2", "rmse", "nll", "coverage95", "crps", "nll_cal",
-                          "coverage95_cal", "crps_cal", "variance_scale")}
+                          "coverage95_cal", "crps_cal", "variance_scale", "coverage95_prior",
+                          "nll_prior", "prior_scale") if m in runs[0]}
     return out
 
 

@@ -209,11 +209,14 @@ class _BaseBDL(BaseEstimator):
             (the membrane study's report measures both).
         max_iter: L-BFGS iterations of ``inference="laplace"`` (an integer >= 1).
         laplace_prior_scale: ``inference="laplace"``: ``"evidence"`` (default) multiplies the
-            posterior's prior precision by the factor that maximises the Laplace evidence on
-            the training data (MacKay's empirical Bayes, as laplace-torch's post-hoc
-            marginal-likelihood prior precision; the MAP network is unchanged, so is the
-            predictive mean); a number > 0 multiplies it by that factor (1: the prior's own
-            precision). The factor used is ``history_["prior_scale"]``.
+            posterior's prior precision of each parameter tensor (each layer's weight matrix
+            and bias vector) by a factor and, with ``learn_noise``, sets each output's noise
+            precision, both to maximise the Laplace evidence on the training data (MacKay's
+            empirical Bayes; laplace-torch's post-hoc marginal-likelihood prior precision per
+            parameter tensor; :mod:`surrogates.evidence`). The MAP network is unchanged, and
+            so is the predictive mean. A number > 0 multiplies every prior precision by it
+            (1: the prior's own) and keeps the MAP noise. The factors used are
+            ``history_["prior_scale"]``.
     """
 
     _task = None
@@ -735,13 +738,10 @@ def _fit_laplace_group(estimators, data):
     net = StackedMLP((data[0][0].shape[1], *first.hidden, k), first.activation)
     posts = laplace_fit.fit(net, xs, ys, first._task, priors, seeds, noise_std=first.noise_std,
                             learn_noise=first.learn_noise, noise_prior=first.noise_prior,
-                            max_iter=int(first.max_iter))
+                            max_iter=int(first.max_iter),
+                            prior_scales=[e.laplace_prior_scale for e in estimators])
     seconds = (time.perf_counter() - t0) / len(estimators)
-    for est, post, prior in zip(estimators, posts, priors):
-        if est.laplace_prior_scale == "evidence":
-            post = post.rescaled(post.evidence_scale(loc=laplace_fit.prior_location(prior)))
-        else:
-            post = post.rescaled(float(est.laplace_prior_scale))
+    for est, post in zip(estimators, posts):
         est.net_, est.laplace_ = net, post
         est.history_ = {"iterations": post.iterations, "converged": post.converged,
                         "prior_scale": post.prior_scale}

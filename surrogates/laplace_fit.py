@@ -22,10 +22,10 @@ classification) and D the prior's precision: ``1 / s^2`` for N(loc, s^2), its Fi
 information ``1 / s^2`` for Laplace(loc, s) and ``1 / (2 s^2)`` for Cauchy(loc, s) (whose
 curvature at w* is zero or negative), and for a hierarchical layer its conditional value given
 w*: ``(alpha + P_l / 2) / (beta + |w_l|^2 / 2)`` (normal base) or ``1 / s_mode^2`` (Laplace
-base). By default (``BDL(laplace_prior_scale="evidence")``) the prior precision of the posterior is
-then multiplied by the factor that maximises the Laplace evidence
-(:meth:`LaplacePosterior.evidence_scale`; the MAP weights stay). Predictions use the
-linearised network ``f(x, w*) + J(x) (w - w*)``, the "GLM
+base). By default (``BDL(laplace_prior_scale="evidence")``) each parameter tensor's prior
+precision is then multiplied by a factor, and each output's noise precision replaced, so as to
+maximise the Laplace evidence about w* (:mod:`surrogates.evidence`; the MAP weights stay).
+Predictions use the linearised network ``f(x, w*) + J(x) (w - w*)``, the "GLM
 predictive" of Immer et al. (2021), "Improving predictions of Bayesian neural nets via local
 linearization", which the Laplace Redux library (``laplace-torch``) also recommends.
 
@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import evidence
 from .lbfgs import minimize
 from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior
 
@@ -110,7 +111,9 @@ class LaplacePosterior:
     Attributes:
         w: (P,) MAP weights; log_tau: (k,) log noise precisions (regression) or None;
         precision: (P,) prior precision D; basis: (P, r) eigenvectors U; eig: (r,) their
-        eigenvalues lam > 0; iterations, converged: the MAP optimiser's record.
+        eigenvalues lam > 0; iterations, converged: the MAP optimiser's record;
+        prior_scale: the factor of each parameter tensor's prior precision (D includes it);
+        map_log_tau: the MAP's own log noise precisions (log_tau may be the evidence's).
     """
 
     w: torch.Tensor
@@ -120,7 +123,8 @@ class LaplacePosterior:
     eig: torch.Tensor
     iterations: int = 0
     converged: bool = True
-    prior_scale: float = 1.0
+    prior_scale: list = None
+    map_log_tau: torch.Tensor = None
 
     def sample(self, n, generator=None):
         """(n, P) draws of w - w* from N(0, Sigma)."""
@@ -135,45 +139,11 @@ class LaplacePosterior:
         frac = self.eig / (1.0 + self.eig)
         return torch.sqrt(inv_d * (1.0 - (self.basis ** 2 * frac).sum(1)))
 
-    def evidence_scale(self, loc=0.0, bounds=(1e-6, 1e6)):
-        """The factor c of the prior precision that maximises the Laplace evidence at w*.
-
-        With the prior N(loc, (c D)^-1) and the GGN fixed at w*,
-        ``log Z(c) = -c q / 2 - sum_i log(1 + lam_i / c) / 2 + const``, ``q = (w* - loc)^T D
-        (w* - loc)`` (the whitened GGN's eigenvalues become lam / c); its unique stationary
-        point solves ``c q = gamma(c)``, ``gamma(c) = sum_i lam_i / (lam_i + c)`` the effective
-        number of parameters the data determine (MacKay 1992, "Bayesian interpolation"). The
-        MAP weights are not refitted (laplace-torch's post-hoc "marglik" prior precision).
-        Returns c clipped to ``bounds``.
-        """
-        from scipy.optimize import brentq
-
-        d = self.w - loc
-        q = float((d * d * self.precision).sum())
-        lam = self.eig.double().numpy()
-        lo, hi = bounds
-
-        def h(log_c):
-            c = math.exp(log_c)
-            return c * q - float((lam / (lam + c)).sum())
-
-        if h(math.log(lo)) >= 0:
-            return lo
-        if h(math.log(hi)) <= 0:
-            return hi
-        return math.exp(brentq(h, math.log(lo), math.log(hi), xtol=1e-12))
-
-    def rescaled(self, c):
-        """This posterior with the prior precision multiplied by c (> 0)."""
-        return LaplacePosterior(w=self.w, log_tau=self.log_tau, precision=self.precision * c,
-                                basis=self.basis, eig=self.eig / c,
-                                iterations=self.iterations, converged=self.converged,
-                                prior_scale=self.prior_scale * c)
-
     def state(self):
         return {"w": self.w, "log_tau": self.log_tau, "precision": self.precision,
                 "basis": self.basis, "eig": self.eig, "iterations": int(self.iterations),
-                "converged": bool(self.converged), "prior_scale": float(self.prior_scale)}
+                "converged": bool(self.converged), "prior_scale": self.prior_scale,
+                "map_log_tau": self.map_log_tau}
 
     @classmethod
     def from_state(cls, state):
@@ -193,7 +163,7 @@ def _pad(arrays, dtype):
 
 
 def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise_prior=None,
-        max_iter=2000, gtol=1e-9):
+        max_iter=2000, gtol=1e-9, prior_scales=None):
     """MAP-train K networks and build their Laplace posteriors.
 
     Args:
@@ -205,6 +175,10 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
         noise_std: initial (or, with ``learn_noise=False``, fixed) noise standard deviation.
         noise_prior: optional (shape, rate) Gamma prior on each noise precision.
         max_iter, gtol: L-BFGS iteration limit and gradient tolerance per network.
+        prior_scales: K entries (or None: all 1): ``"evidence"`` scales each parameter
+            tensor's prior precision, and (with ``learn_noise``) sets each output's noise
+            precision, to maximise the Laplace evidence about the MAP weights
+            (:mod:`surrogates.evidence`); a number multiplies every prior precision by it.
 
     Returns:
         K :class:`LaplacePosterior` objects, in order.
@@ -265,28 +239,64 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
         res = minimize(fun, theta0, max_iter=max_iter, gtol=gtol)
     out = []
     for i in range(K):
-        w = res.x[i, :P]
-        log_tau = res.x[i, P:].clone() if regression else None
-        x = xs[i]
-        J = net.jacobian(w, x)  # (n, k, P)
-        D = prior_precision(priors[i], w, net.layers)
-        Jd = J * torch.rsqrt(D)
-        if regression:
-            Jd = Jd * torch.exp(0.5 * log_tau)[None, :, None]
-            A = Jd.reshape(-1, P)
-            if A.shape[0] < P:  # Gram trick: eigenpairs of A A^T give those of A^T A
-                lam, V = torch.linalg.eigh(A @ A.T)
-                U = (A.T @ V) * torch.rsqrt(lam.clamp_min(1e-300))  # null columns: dropped below
-            else:
-                lam, U = torch.linalg.eigh(A.T @ A)
-        else:
-            p = torch.softmax(net.forward_one(w, x), -1)  # (n, k)
-            Jp = torch.einsum("nkp,nk->np", Jd, p)
-            G = torch.einsum("nkp,nk,nkq->pq", Jd, p, Jd) - Jp.T @ Jp
-            lam, U = torch.linalg.eigh(0.5 * (G + G.T))
-        keep = lam > 1e-12 * lam.max().clamp_min(1e-300)  # the null space keeps D alone
-        out.append(LaplacePosterior(w=w.clone(), log_tau=log_tau, precision=D,
-                                    basis=U[:, keep].contiguous(), eig=lam[keep].clone(),
-                                    iterations=int(res.iterations[i]),
-                                    converged=bool(res.converged[i])))
+        scale = 1.0 if prior_scales is None else prior_scales[i]
+        log_tau = res.x[i, P:] if regression else None
+        post = posterior(net, res.x[i, :P], xs[i], ys[i], task, priors[i], log_tau, scale,
+                         learn_noise)
+        post.iterations, post.converged = int(res.iterations[i]), bool(res.converged[i])
+        out.append(post)
     return out
+
+
+def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=True):
+    """The linearised Laplace posterior of one network about its MAP weights.
+
+    Args:
+        net: the :class:`surrogates.stacked.StackedMLP`; w: (P,) MAP weights.
+        x, y: the (standardised) training data the MAP was fitted to.
+        task: ``"regression"`` or ``"classification"``; prior: its prior.
+        log_tau: (k,) the MAP's log noise precisions (regression).
+        scale: ``"evidence"`` (:mod:`surrogates.evidence`: prior-precision factors per
+            parameter tensor and, with ``learn_noise``, noise precisions that maximise the
+            Laplace evidence) or a number multiplying every prior precision (MAP noise kept).
+
+    Returns:
+        :class:`LaplacePosterior` (its ``map_log_tau`` is the MAP's noise).
+    """
+    P = net.n_params
+    groups = net.tensors()
+    D = prior_precision(prior, w, net.layers)
+    J = net.jacobian(w, x) * torch.rsqrt(D)  # (n, k, P), whitened by the prior precision
+    k = J.shape[1]
+    if task == "regression":
+        tau = torch.exp(log_tau)
+        R = J.reshape(-1, P)
+        rows = torch.arange(k).repeat(len(x))
+        sse = ((y - net.forward_one(w, x)) ** 2).sum(0)
+    else:  # rows of a square root of the softmax Hessian diag(p) - p p^T
+        p = torch.softmax(net.forward_one(w, x), -1)  # (n, k)
+        sp = torch.sqrt(p)
+        root = torch.diag_embed(sp) - sp[:, :, None] * p[:, None, :]  # (n, k, k)
+        R = torch.einsum("nkl,nlp->nkp", root, J).reshape(-1, P)
+        rows = torch.zeros(len(R), dtype=torch.long)
+        tau, sse = torch.ones(1, dtype=torch.float64), None
+    if scale == "evidence":
+        d = w - prior_location(prior)
+        q = torch.stack([(d[a:b] ** 2 * D[a:b]).sum() for a, b in groups])
+        c, tau = evidence.maximise(R, rows, groups, q, sse, tau, learn_noise=learn_noise)
+    else:
+        c = torch.full((len(groups),), float(scale), dtype=torch.float64)
+    cv = torch.cat([torch.full((b - a,), float(cg), dtype=torch.float64)
+                    for (a, b), cg in zip(groups, c)])
+    A = R * torch.sqrt(tau[rows])[:, None] * torch.rsqrt(cv)  # whitened by C D
+    if A.shape[0] < P:  # Gram trick: eigenpairs of A A^T give those of A^T A
+        lam, V = torch.linalg.eigh(A @ A.T)
+        U = (A.T @ V) * torch.rsqrt(lam.clamp_min(1e-300))  # null columns: dropped below
+    else:
+        lam, U = torch.linalg.eigh(A.T @ A)
+    keep = lam > 1e-12 * lam.max().clamp_min(1e-300)  # the null space keeps C D alone
+    regression = task == "regression"
+    return LaplacePosterior(w=w.clone(), log_tau=torch.log(tau) if regression else None,
+                            precision=D * cv, basis=U[:, keep].contiguous(),
+                            eig=lam[keep].clone(), prior_scale=c.tolist(),
+                            map_log_tau=log_tau.clone() if regression else None)

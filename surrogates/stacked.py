@@ -55,6 +55,14 @@ class StackedMLP:
             start = stop
         self.n_params = start
 
+    def tensors(self):
+        """The slices ``(a, b)`` of the weight vector that hold each layer's weight matrix and
+        each layer's bias vector, in order (laplace-torch's parameter tensors)."""
+        out = []
+        for (a, b), fan_in, fan_out in zip(self.layers, self.sizes[:-1], self.sizes[1:]):
+            out += [(a, a + fan_out * fan_in), (a + fan_out * fan_in, b)]
+        return out
+
     def init(self, seeds, dtype=torch.float64):
         """(K, P) initial weights, one row per seed: weights ``N(0, 1 / fan_in)`` from
         ``torch.Generator().manual_seed(seed)``, biases 0 (a row depends on its seed only)."""
