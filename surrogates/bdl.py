@@ -36,7 +36,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import NotFittedError
 from torch import nn
 
-from . import laplace_fit
+from . import laplace_fit, meanfield_batched
 from .laplace import laplace_sigma
 from .laplace_fit import LaplacePosterior, check_prior
 from .likelihoods import CategoricalLikelihood, GaussianLikelihood
@@ -360,6 +360,9 @@ class _BaseBDL(BaseEstimator):
             if self.inference == "laplace":
                 _fit_laplace_group([self], [(X, Y)])
                 return self
+            if _batched_meanfield_reason(self) is None:
+                _fit_meanfield_group([self], [(X, Y)])
+                return self
             return self._fit(X, Y)
 
     def _prepare(self, X, y):
@@ -379,6 +382,7 @@ class _BaseBDL(BaseEstimator):
 
     def _fit(self, X, Y):
         t0 = time.perf_counter()
+        self.trainer_ = "autograd"
         self.variance_scale_ = None
         for name in ("laplace_", "net_"):
             self.__dict__.pop(name, None)
@@ -803,9 +807,12 @@ def fit_many(estimators, datasets):
         if X.shape[1] != d0:
             raise ValueError(f"data set {i} has {X.shape[1]} features and data set 0 has {d0}; "
                              "fit_many trains models of one input size")
-    groups = {}
+    groups, meanfield = {}, {}
     for i, est in enumerate(estimators):
         if est.inference != "laplace":
+            if _batched_meanfield_reason(est) is None:
+                meanfield.setdefault(_meanfield_key(est, data[i][1]), []).append(i)
+                continue
             with _torch_threads(est.num_threads or 1):
                 est._fit(*data[i])
             continue
@@ -822,7 +829,95 @@ def fit_many(estimators, datasets):
     for rows in groups.values():
         with _torch_threads(estimators[rows[0]].num_threads or 1):
             _fit_laplace_group([estimators[i] for i in rows], [data[i] for i in rows])
+    for rows in meanfield.values():
+        with _torch_threads(estimators[rows[0]].num_threads or 1):
+            _fit_meanfield_group([estimators[i] for i in rows], [data[i] for i in rows])
     return estimators
+
+
+def _batched_meanfield_reason(est):
+    """None if ``est`` (``inference="meanfield"``) trains with the batched trainer
+    (:mod:`surrogates.meanfield_batched`), else why it takes the autograd trainer."""
+    if est._task != "regression":
+        return "classification"
+    checks = (("activation", est.activation == "tanh"), ("local_reparam", est.local_reparam),
+              ("device", torch.device(est.device).type == "cpu"),
+              ("prior", meanfield_batched.direct_prior(make_prior(est.prior)) is not None),
+              ("val_fraction", not est.val_fraction), ("map_epochs", not est.map_epochs),
+              ("trace_weights", not est.trace_weights))
+    for name, ok in checks:
+        if not ok:
+            return f"{name}={getattr(est, name)!r}"
+    return None
+
+
+def _meanfield_key(est, Y):
+    """Estimators with equal keys train as one batched mean-field program."""
+    prior = meanfield_batched.direct_prior(make_prior(est.prior))
+    return (type(est).__name__, tuple(est.hidden), Y.shape[1], int(est.batch_size),
+            int(est.n_samples), bool(est.learn_noise), prior[0], est.num_threads,
+            est.progress)
+
+
+def _fit_meanfield_group(estimators, data):
+    """Fit batchable ``inference="meanfield"`` regression estimators of one architecture
+    (equal :func:`_meanfield_key`) with :func:`surrogates.meanfield_batched.train`; ``data``
+    holds each one's validated (X, Y (n, k))."""
+    t0 = time.perf_counter()
+    first = estimators[0]
+    members, priors = [], []
+    for est, (X, Y) in zip(estimators, data):
+        est.variance_scale_ = None
+        for name in ("laplace_", "net_"):
+            est.__dict__.pop(name, None)
+        scaler = Standardizer if est.standardize else IdentityScaler
+        est.validation_rows_ = np.empty(0, dtype=np.int64)
+        est.x_scaler_ = scaler().fit(X)
+        est.y_scaler_ = scaler().fit(Y)
+        prior = copy.deepcopy(make_prior(est.prior))
+        priors.append(prior)
+        members.append(meanfield_batched.Member(
+            torch.as_tensor(est.x_scaler_.transform(X), dtype=torch.float32),
+            torch.as_tensor(est.y_scaler_.transform(Y), dtype=torch.float32),
+            seed=est.seed, epochs=est.epochs, lr=est.lr, lr_step=est.lr_step,
+            lr_gamma=est.lr_gamma, kl_weight=est.kl_weight, kl_anneal=est.kl_anneal,
+            prior=meanfield_batched.direct_prior(prior), init_std=est.init_std,
+            noise_std=est.noise_std, noise_prior=est.noise_prior))
+    sizes = (data[0][0].shape[1], *first.hidden, data[0][1].shape[1])
+    bar = progress = None
+    if first.progress is not False:
+        from tqdm.auto import tqdm
+
+        epochs = max(est.epochs for est in estimators)
+        bar = tqdm(total=epochs, desc="BDL fit" if len(estimators) == 1 else
+                   f"BDL fit x{len(estimators)}", unit="epoch", dynamic_ncols=True,
+                   delay=PROGRESS_DELAY if first.progress is None else 0.0,
+                   disable=None if first.progress is None else False)
+
+        def progress(frac):
+            bar.update(int(round(frac * epochs)) - bar.n)
+    try:
+        results = meanfield_batched.train(sizes, members, first.n_samples, first.batch_size,
+                                          bool(first.learn_noise), progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = (time.perf_counter() - t0) / len(estimators)
+    k = sizes[-1]
+    for est, res, prior in zip(estimators, results, priors):
+        guide = MeanFieldMLP(sizes, est.activation, est.init_std)
+        likelihood = GaussianLikelihood(k, est.noise_std, est.learn_noise, est.noise_prior)
+        with torch.no_grad():
+            guide.mu.copy_(res["mu"])
+            guide.rho.copy_(res["rho"])
+            likelihood.log_tau.copy_(res["log_tau"])
+        est.model_ = BayesianModel(guide, prior, likelihood)
+        hist = {key: [] for key in ("val_epoch", "val_nll", "val_rmse", "val_accuracy",
+                                    "trace_mu", "trace_sigma")}
+        est.history_ = {**res["history"], **hist}
+        est.stopped_epoch_ = est.n_iter_ = est.epochs
+        est.trainer_ = "batched"
+        est.fit_seconds_ = seconds  # the group's wall time, shared out
 
 
 class BDL(MultiOutputRegressorMixin, _BaseBDL):
