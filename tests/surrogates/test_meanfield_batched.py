@@ -178,3 +178,17 @@ def test_batched_and_autograd_trainers_agree_in_distribution():
     se = np.sqrt(s1.var(0, ddof=1) / len(s1) + s2.var(0, ddof=1) / len(s2))
     t = np.abs(s1.mean(0) - s2.mean(0)) / np.maximum(se, 1e-12)
     assert (t < 4.0).all(), (t, s1.mean(0), s2.mean(0))
+
+
+@pytest.mark.parametrize("sizes,activation", [((5, 30, 15, 10, 3), "tanh"), ((2, 3), "tanh"),
+                                              ((2, 6, 1), "relu")])
+def test_prediction_draws_match_the_network_to_rounding(sizes, activation):
+    from surrogates.network import MeanFieldMLP
+
+    guide = MeanFieldMLP(sizes, activation, init_std=0.3,
+                         generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        w = guide.sample_weights(9, torch.Generator().manual_seed(1))
+        x = torch.randn(33, sizes[0])
+        torch.testing.assert_close(guide.forward_draws(x, guide.draw_weights(w)),
+                                   guide.forward_weights(x, w), rtol=1e-5, atol=1e-5)
