@@ -109,18 +109,18 @@ class _Schedule:
 
     def batches(self, steps):
         """(len(steps), B) row indices (padding: row 0) and their counts, for global steps
-        ``steps`` (ascending, all < total)."""
+        ``steps`` (consecutive, all < total)."""
         n, B, spe = self.m.n, self.B, self.spe
-        rows = np.zeros((len(steps), B), dtype=np.int64)
-        counts = np.empty(len(steps), dtype=np.int64)
-        for i, s in enumerate(steps):
-            e, pos = divmod(int(s), spe)
+        epochs, pos = np.divmod(steps, spe)
+        table = np.zeros((epochs[-1] - epochs[0] + 1, spe * B), dtype=np.int64)
+        for j, e in enumerate(range(epochs[0], epochs[-1] + 1)):
             if e != self.epoch:
                 self.epoch = e
                 self.perm = torch.randperm(n, generator=self.gen).numpy()
-            chunk = self.perm[pos * B:(pos + 1) * B]
-            rows[i, :len(chunk)] = chunk
-            counts[i] = len(chunk)
+            table[j, :n] = self.perm
+        cols = pos[:, None] * B + np.arange(B)
+        rows = table[epochs[:, None] - epochs[0], cols]
+        counts = np.minimum(B, n - pos * B)
         return rows, counts
 
 
@@ -250,7 +250,8 @@ def train(sizes, members, n_samples=1, batch_size=16, learn_noise=True, progress
             active[:q, i] = True
             ends[:q, i] = (mine + 1) % sch.spe == 0
             lr[:q, i] = m.lr * m.lr_gamma ** ((epoch - 1) // m.lr_step)
-            klw[:q, i] = [m.kl_weight_at(int(e)) for e in epoch]
+            klw[:q, i] = m.kl_weight * (np.minimum(1.0, epoch / m.kl_anneal) if m.kl_anneal
+                                        else 1.0)
             rows_s = np.tile(rows, (1, S))  # (q, SB)
             xi[:q, i, 0] = rows_s + (2 * i) * N
             xi[:q, i, 1] = rows_s + (2 * i + 1) * N
