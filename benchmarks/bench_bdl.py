@@ -8,8 +8,8 @@ predictive distribution with its 95% mixture intervals, which it then threw away
 with K = 1, the path ``BDL.fit`` takes for these settings); ``batched_k24_s`` the wall time of
 24 such fits (seeds 0-23) as one batched program (:func:`surrogates.fit_many`), and
 ``batched_speedup = 24 * train_s / batched_k24_s``. ``train_autograd_s`` is the same single
-fit by the autograd trainer (``_BaseBDL._fit``, the path of settings the batched trainer does
-not take), for comparison.
+fit by the autograd trainer (``_BaseBDL._fit_autograd``, which settings the batched trainer
+does not support take), for comparison.
 
 The Laplace trainer (``BDL(inference="laplace")``: MAP by full-batch L-BFGS, then the
 linearised Laplace posterior) on the same data: one fit (``laplace_train_s``), 24 fits as
@@ -64,7 +64,7 @@ def main(argv=None):
         Xv, Yv = auto._prepare(X, Y)
         t0 = time.perf_counter()
         with _torch_threads(args.threads):
-            auto._fit(Xv, Yv)
+            auto._fit_autograd(Xv, Yv)
         train_autograd_s = time.perf_counter() - t0
 
     Xp = rng.normal(size=(100_000, 5))

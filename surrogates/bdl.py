@@ -360,9 +360,6 @@ class _BaseBDL(BaseEstimator):
             if self.inference == "laplace":
                 _fit_laplace_group([self], [(X, Y)])
                 return self
-            if _batched_meanfield_reason(self) is None:
-                _fit_meanfield_group([self], [(X, Y)])
-                return self
             return self._fit(X, Y)
 
     def _prepare(self, X, y):
@@ -381,6 +378,15 @@ class _BaseBDL(BaseEstimator):
         return check_finite(X, "X")
 
     def _fit(self, X, Y):
+        """Mean-field training: by the batched trainer (K = 1) where it applies
+        (:func:`_batched_meanfield_reason`), else by :meth:`_fit_autograd`."""
+        if _batched_meanfield_reason(self) is None:
+            _fit_meanfield_group([self], [(X, Y)])
+            return self
+        return self._fit_autograd(X, Y)
+
+    def _fit_autograd(self, X, Y):
+        """The autograd trainer: :meth:`BayesianModel.elbo` and :class:`LeanAdam`."""
         t0 = time.perf_counter()
         self.trainer_ = "autograd"
         self.variance_scale_ = None

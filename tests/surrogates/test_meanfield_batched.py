@@ -166,7 +166,7 @@ def test_batched_and_autograd_trainers_agree_in_distribution():
         m = BDL(**kw, seed=seed).fit(X, Y)
         a = BDL(**kw, seed=seed)
         Xv, Yv = a._prepare(X, Y)
-        a._fit(Xv, Yv)  # the autograd trainer
+        a._fit_autograd(Xv, Yv)
         assert m.trainer_ == "batched" and a.trainer_ == "autograd"
         for name, est in (("batched", m), ("autograd", a)):
             g = est.model_.guide
