@@ -203,7 +203,7 @@ class _BaseBDL(BaseEstimator):
             paper's method; every setting above applies). Regression with tanh, local
             reparameterisation, a normal or Laplace prior (or a point-mass hierarchical one),
             no validation, warm start or weight trace trains by the batched trainer of
-            :mod:`surrogates.meanfield_batched` (hand-written gradients, ~3x faster per step);
+            :mod:`surrogates.meanfield_batched` (hand-written gradients, ~4x faster per fit);
             other settings by the autograd trainer; ``trainer_`` says which. ``"laplace"``: the MAP network
             trained to convergence by full-batch L-BFGS, with the noise precision learned, then
             the full-GGN linearised Laplace posterior about it
