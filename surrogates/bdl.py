@@ -204,7 +204,8 @@ class _BaseBDL(BaseEstimator):
             reparameterisation, a normal or Laplace prior (or a point-mass hierarchical one),
             no validation, warm start or weight trace trains by the batched trainer of
             :mod:`surrogates.meanfield_batched` (hand-written gradients, ~4x faster per fit);
-            other settings by the autograd trainer; ``trainer_`` says which. ``"laplace"``: the MAP network
+            other settings by the autograd trainer; ``trainer_`` says which.
+            ``"laplace"``: the MAP network
             trained to convergence by full-batch L-BFGS, with the noise precision learned, then
             the full-GGN linearised Laplace posterior about it
             (:mod:`surrogates.laplace_fit`); it uses ``hidden``, ``activation``, ``prior``,
