@@ -105,6 +105,35 @@ class MeanFieldMLP(nn.Module):
         samples, the same draw for every input)."""
         return self.net.forward(weights, x.unsqueeze(0).expand(weights.shape[0], *x.shape))
 
+    def draw_weights(self, weights):
+        """Per layer, the (S, in, out) weights and (S, 1, out) biases of
+        :meth:`forward_draws` for the S weight vectors ``weights`` (S, P)."""
+        sig = self.activation == "tanh"
+        out, last = [], len(self.layers) - 1
+        for l in range(len(self.layers)):
+            W, b = self.net.split(weights, l)
+            if sig and l > 0:  # the input is u = (1 + tanh) / 2: tanh = 2u - 1
+                b = b - W.sum(-1)
+                W = 2.0 * W
+            if sig and l < last:  # sigmoid(2z) = (1 + tanh z) / 2
+                W, b = 2.0 * W, 2.0 * b
+            out.append((W.transpose(1, 2).contiguous(), b.unsqueeze(1).contiguous()))
+        return out
+
+    def forward_draws(self, x, layers):
+        """(S, B, out) outputs at x (B, d) of the S networks of :meth:`draw_weights`: the
+        function samples of :meth:`forward_weights`, equal to rounding. For tanh the hidden
+        units are carried as ``u = sigmoid(2 z) = (1 + tanh z) / 2`` with the factors
+        folded into the weights: one ``baddbmm`` and one in-place ``sigmoid`` per layer,
+        about twice as fast as ``tanh`` on a CPU."""
+        last = len(layers) - 1
+        h = x.unsqueeze(0).expand(layers[0][0].shape[0], *x.shape)
+        for l, (Wt, b) in enumerate(layers):
+            h = torch.baddbmm(b, h, Wt)
+            if l < last:
+                h = h.sigmoid_() if self.activation == "tanh" else self._act(h)
+        return h
+
     def forward_mean(self, x):
         """Output of the network at the posterior mean weights."""
         return self.forward_weights(x, self.mu.unsqueeze(0))[0]
