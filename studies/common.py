@@ -144,8 +144,9 @@ def fit_restarts(make, datasets, restarts):
     """Fit ``restarts`` Laplace BDLs per data set, ``make(i, r)`` building the r-th estimator
     of data set i (its seed differing per restart), all as one :func:`surrogates.fit_many`
     program; keep, per data set, the restart with the lowest :func:`map_objective` (the
-    training objective, never held-out data). Returns ``(models, objectives)``: the chosen
-    models and, per data set, every restart's objective."""
+    training objective, never held-out data; other estimators, such as mean-field ones, are
+    fitted once, ``restarts=1``). Returns ``(models, objectives)``: the chosen models and, per
+    data set, every restart's objective (NaN for a mean-field fit)."""
     from surrogates import fit_many
 
     ests = [make(i, r) for i in range(len(datasets)) for r in range(restarts)]
@@ -153,8 +154,9 @@ def fit_restarts(make, datasets, restarts):
     chosen, objectives = [], []
     for i, (X, y) in enumerate(datasets):
         group = ests[i * restarts:(i + 1) * restarts]
-        obj = [map_objective(m, X, y) for m in group]
-        chosen.append(group[int(np.argmin(obj))])
+        obj = [map_objective(m, X, y) if hasattr(m, "laplace_") else float("nan")
+               for m in group]
+        chosen.append(group[0] if restarts == 1 else group[int(np.argmin(obj))])
         objectives.append(obj)
     return chosen, objectives
 
