@@ -65,7 +65,12 @@ def add_study(sub):
     _common(r)
     r.add_argument("--seeds", type=int, default=10, help="data draws per cell (default 10)")
     r.add_argument("--tempered-kl", type=float, default=0.3,
-                   help="KL weight of the BDL-tempered row, in (0, 1] (default 0.3)")
+                   help="KL weight of the --paper BDL-tempered row, in (0, 1] (default 0.3)")
+    r.add_argument("--max-iter", type=int, default=2000,
+                   help="L-BFGS iterations of every default (Laplace) BDL fit (default 2000)")
+    r.add_argument("--restarts", type=int, default=1,
+                   help="initialisations per default BDL fit, the lowest training objective "
+                        "kept (default 1)")
     r.set_defaults(func=_run_regression)
 
     c = studies.add_parser("moons", help="two-moons classification with six priors (example 2)")
