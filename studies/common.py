@@ -1,6 +1,8 @@
 """Helpers shared by the studies: cached parallel tasks, locking, figures and reports."""
 import os
 
+import numpy as np
+
 from uqkit.cache import ResultCache, cached_map, write_json
 
 
@@ -107,3 +109,103 @@ def write_reports(out, report, markdown, log=print):
     with open(os.path.join(out, "report.md"), "w") as fh:
         fh.write(markdown)
     log(f"report: {os.path.join(out, 'report.md')}")
+
+
+def map_objective(model, X, y):
+    """The training objective a fitted ``inference="laplace"`` :class:`surrogates.BDL` or
+    :class:`surrogates.BDLClassifier` minimised, per data point, at its MAP weights: the
+    negative log joint of its (standardised) training data ``X``, ``y`` and weights (and noise
+    precision), up to a constant that depends only on the data and the prior. Restarts on the
+    same data and prior are ranked by it."""
+    import torch
+
+    from surrogates.laplace_fit import neg_log_prior
+    from surrogates.priors import make_prior
+
+    post, net = model.laplace_, model.net_
+    x = torch.as_tensor(model.x_scaler_.transform(np.asarray(X, dtype=float)),
+                        dtype=torch.float64)
+    with torch.no_grad():
+        f = net.forward_one(post.w, x)
+        if model.y_scaler_ is not None:  # regression: Gaussian with the learned precision
+            Y = np.asarray(y, dtype=float).reshape(len(x), -1)
+            Y = torch.as_tensor(model.y_scaler_.transform(Y), dtype=torch.float64)
+            tau = torch.exp(post.log_tau)
+            loss = float((0.5 * ((Y - f) ** 2).sum(0) * tau).sum()
+                         - 0.5 * len(x) * post.log_tau.sum())
+        else:
+            labels = torch.as_tensor(np.searchsorted(model.classes_, np.asarray(y)))
+            loss = float(-torch.log_softmax(f, -1).gather(1, labels[:, None]).sum())
+        pen = float(neg_log_prior(make_prior(model.prior), post.w[None], net.layers)[0])
+    return (loss + pen) / len(x)
+
+
+def fit_restarts(make, datasets, restarts):
+    """Fit ``restarts`` Laplace BDLs per data set, ``make(i, r)`` building the r-th estimator
+    of data set i (its seed differing per restart), all as one :func:`surrogates.fit_many`
+    program; keep, per data set, the restart with the lowest :func:`map_objective` (the
+    training objective, never held-out data; other estimators, such as mean-field ones, are
+    fitted once, ``restarts=1``). Returns ``(models, objectives)``: the chosen models and, per
+    data set, every restart's objective (NaN for a mean-field fit)."""
+    from surrogates import fit_many
+
+    ests = [make(i, r) for i in range(len(datasets)) for r in range(restarts)]
+    fit_many(ests, [datasets[i] for i in range(len(datasets)) for _ in range(restarts)])
+    chosen, objectives = [], []
+    for i, (X, y) in enumerate(datasets):
+        group = ests[i * restarts:(i + 1) * restarts]
+        obj = [map_objective(m, X, y) if hasattr(m, "laplace_") else float("nan")
+               for m in group]
+        chosen.append(group[0] if restarts == 1 else group[int(np.argmin(obj))])
+        objectives.append(obj)
+    return chosen, objectives
+
+
+def evidence_noise(model, X, y, iterations=100):
+    """Re-estimate a fitted single-output ``inference="laplace"`` :class:`surrogates.BDL`'s
+    noise precision tau jointly with its prior-precision factor c by the Laplace evidence, at
+    its MAP weights w* (MacKay 1992, "Bayesian interpolation"; laplace-torch's post-hoc
+    marginal-likelihood tuning of ``sigma_noise`` and ``prior_precision``): the fixed point of
+    ``c q = gamma`` and ``tau RSS = n - gamma``, with ``q = (w* - loc)^T D (w* - loc)``, RSS the
+    training residuals' sum of squares (standardised units) and ``gamma = sum_i lam_i tau /
+    (lam_i tau + c)`` the effective number of parameters the data determine. The MAP noise
+    ``RSS / n`` ignores the ``gamma`` parameters spent on fitting, so it underestimates the
+    noise on small data sets. The MAP network (so the predictive mean) is unchanged. Returns the
+    model (its posterior replaced); ``model.history_`` gains ``noise_scale``, the factor on the
+    noise standard deviation."""
+    import math
+
+    import torch
+
+    from surrogates.laplace_fit import LaplacePosterior, prior_location
+    from surrogates.priors import make_prior
+
+    post, net = model.laplace_, model.net_
+    if post.log_tau is None or len(post.log_tau) != 1:
+        raise ValueError("evidence_noise takes a fitted single-output Laplace BDL")
+    x = torch.as_tensor(model.x_scaler_.transform(np.asarray(X, dtype=float)),
+                        dtype=torch.float64)
+    Y = torch.as_tensor(model.y_scaler_.transform(np.asarray(y, dtype=float).reshape(-1, 1)),
+                        dtype=torch.float64)
+    with torch.no_grad():
+        rss = float(((Y - net.forward_one(post.w, x)) ** 2).sum())
+    n = len(x)
+    tau0 = math.exp(float(post.log_tau[0]))
+    c0 = post.prior_scale
+    D = post.precision / c0  # the prior's own precision
+    lam = (post.eig * c0 / tau0).double().numpy()  # whitened GGN eigenvalues per unit tau
+    d = post.w - prior_location(make_prior(model.prior))
+    q = float((d * d * D).sum())
+    c, tau = c0, tau0
+    for _ in range(iterations):
+        gamma = float(np.sum(lam * tau / (lam * tau + c)))
+        c = max(gamma, 1e-12) / max(q, 1e-300)
+        tau = max(n - gamma, 1e-12) / max(rss, 1e-300)
+    model.laplace_ = LaplacePosterior(
+        w=post.w, log_tau=torch.tensor([math.log(tau)], dtype=torch.float64),
+        precision=D * c, basis=post.basis,
+        eig=torch.as_tensor(lam * tau / c, dtype=torch.float64),
+        iterations=post.iterations, converged=post.converged, prior_scale=c)
+    model.history_ = dict(model.history_, prior_scale=c, noise_scale=math.sqrt(tau0 / tau),
+                          effective_parameters=gamma)
+    return model

@@ -42,6 +42,7 @@ def test_same_numbers_with_one_and_two_workers_and_on_a_second_run(tmp_path, kin
                                        workers=workers, progress=False), log=lambda *_: None)
         else:
             run_moons(MoonsStudy(out=str(out), seeds=1, epochs=10, batch_size=60, lr=0.03,
+                                 max_iter=150, restarts=2,
                                  workers=workers, progress=False), log=lambda *_: None)
         reports.append(numbers(out))
     assert reports[0] == reports[1] == reports[2] == reports[3]
