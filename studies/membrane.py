@@ -144,8 +144,8 @@ def bdl_settings(n, study, seed):
     precision held at noise std 0.1 (standardised units) for the first half of the iterations,
     then learned; ``max_iter`` iterations in all) and the full-GGN linearised Laplace posterior
     about it (``inference="laplace"``), whose prior precision per parameter tensor and noise
-    precision per output maximise the Laplace evidence (``laplace_prior_scale="evidence"``). Fits of one size train as one batched
-    program (:func:`surrogates.fit_many`).
+    precision per output maximise the Laplace evidence (``laplace_prior_scale="evidence"``).
+    Fits of one size train as one batched program (:func:`surrogates.fit_many`).
 
     ``--paper``: the paper's method and settings: mean-field VI by Adam, lr 0.005 x 0.75 every
     100 epochs, ``epochs`` epochs, batch 16, 200 ELBO samples, from a small posterior standard

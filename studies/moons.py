@@ -153,7 +153,7 @@ def _laplace_task(task):
         cell = _score(model, draws[s][2], draws[s][3], s, seconds)
         cell.update(objective=float(min(obj)), objectives=[float(v) for v in obj],
                     restart=int(np.argmin(obj)), converged=bool(model.history_["converged"]),
-                    prior_scale=float(model.history_["prior_scale"]))
+                    prior_scale=list(model.history_["prior_scale"]))
         out[f"{p}-noise{noise}-seed{s}"] = cell
     return out
 

@@ -28,7 +28,7 @@ import numpy as np
 from uqkit.executors import cpu_count
 from uqkit.sampling import check_count
 
-from .common import (evidence_noise, figure_section, fit_restarts, locked, pyplot, run_tasks,
+from .common import (figure_section, fit_restarts, locked, pyplot, run_tasks,
                      save_figure, write_reports)
 
 NOISES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
@@ -66,9 +66,10 @@ class RegressionStudy:
     and BDL-tempered.
 
     ``max_iter`` and ``restarts``: L-BFGS iterations and initialisations per fit of the default
-    (Laplace) BDL rows; ``noise``: their noise precision, ``"evidence"`` (re-estimated with the
-    prior precision by the Laplace evidence at the MAP weights,
-    :func:`studies.common.evidence_noise`) or ``"map"`` (the MAP fit's). ``bdl_epochs`` trains the
+    (Laplace) BDL rows; ``noise``: ``"evidence"`` (their noise precision and the prior
+    precision of each parameter tensor set by the Laplace evidence at the MAP weights,
+    ``BDL(laplace_prior_scale="evidence")``, :mod:`surrogates.evidence`) or ``"map"`` (the MAP
+    fit's noise and the prior's own precision, ``laplace_prior_scale=1``). ``bdl_epochs`` trains the
     ``--paper`` BDL rows; BDL-warm and BDL-tempered spend two thirds of it on the MAP warm start
     and as many epochs again on variational inference. ``tempered_kl`` weights the KL term of
     BDL-tempered.
@@ -151,7 +152,8 @@ def bdl_models(study, seed, restart=0):
 
     if not study.paper:
         kw = dict(hidden=(20,), inference="laplace", max_iter=study.max_iter, noise_std=0.1,
-                  seed=seed + 1000 * restart, num_threads=1, progress=False)
+                  seed=seed + 1000 * restart, num_threads=1, progress=False,
+                  laplace_prior_scale="evidence" if study.noise == "evidence" else 1.0)
         return {"BDL": BDL(prior="normal(0, 0.1)", **kw),
                 HIER: BDL(prior="hierarchical-normal", **kw)}
     paper = dict(hidden=(20,), epochs=study.bdl_epochs, batch_size=study.n_train, n_samples=8,
@@ -231,14 +233,14 @@ def _bdl_task(task):
     seconds = (time.perf_counter() - t0) / len(pairs)
     out = {}
     for (s, name), model, obj in zip(pairs, fitted, objectives):
-        if model.inference == "laplace" and study.noise == "evidence":
-            evidence_noise(model, *draws[s][:2])
         cell = _score(name, model, draws[s], s, seconds, True)
         if model.inference == "laplace":
             cell.update(objective=min(obj), restart=int(np.argmin(obj)),
                         objectives=[float(v) for v in obj],
-                        prior_scale=float(model.history_["prior_scale"]),
-                        noise_scale=float(model.history_.get("noise_scale", 1.0)),
+                        prior_scale=list(model.history_["prior_scale"]),
+                        # the evidence's noise std over the MAP's
+                        noise_scale=float(torch.exp(0.5 * (model.laplace_.map_log_tau
+                                                           - model.laplace_.log_tau))[0]),
                         converged=bool(model.history_["converged"]))
         else:
             cell["kl"] = float(model.history_["kl"][-1])
@@ -291,10 +293,11 @@ def run(study, log=print):
         report["restart_chosen"] = {
             m: {str(nz): [res[f"seed{s}-noise{nz}"][m]["restart"] for s in range(study.seeds)]
                 for nz in NOISES} for m in BAYESIAN}
-        for key in ("prior_scale", "noise_scale"):
+        for key in ("prior_scale", "noise_scale"):  # means over seeds (per parameter tensor)
             report[key] = {
-                m: {str(nz): float(np.mean([res[f"seed{s}-noise{nz}"][m][key]
-                                            for s in range(study.seeds)])) for nz in NOISES}
+                m: {str(nz): np.mean([res[f"seed{s}-noise{nz}"][m][key]
+                                      for s in range(study.seeds)], 0).tolist()
+                    for nz in NOISES}
                 for m in BAYESIAN}
     else:
         average("kl", bayesian(study))

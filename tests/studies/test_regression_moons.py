@@ -158,30 +158,27 @@ def test_laplace_classifier_fits_small_moons():
         assert M.accuracy(yv, m.predict_proba(Xv)) >= 0.97
 
 
-def test_evidence_noise_is_mackays_fixed_point():
-    """The evidence's noise of a Laplace BDL on 30 points is RSS / (n - gamma), gamma the
-    effective number of parameters, where the MAP's is RSS / n (too small on so few points);
-    the predictive mean stays."""
-    import copy
-
-    from studies.common import evidence_noise
-    from surrogates import BDL, fit_many
+def test_evidence_noise_exceeds_the_map_noise_on_few_points():
+    """With the study's default (noise by the Laplace evidence) a Laplace BDL on 30 points
+    predicts the noise variance RSS / (n - gamma), gamma in (1, n) the parameters the data
+    determine, above the MAP's own (``noise="map"``), while the predictive mean is the same
+    MAP network's."""
+    from studies.regression import RegressionStudy, bdl_models
+    from surrogates import fit_many
 
     draws = [make_data(seed, 0.5, 30, 200) for seed in range(2)]
-    models = fit_many([BDL(hidden=(20,), prior="hierarchical-normal", inference="laplace",
-                           max_iter=400, seed=s, progress=False) for s in range(2)],
-                      [d[:2] for d in draws])
-    for m, (x, y, xt, _, _) in zip(models, draws):
-        before = copy.deepcopy(m)
-        evidence_noise(m, x, y)
-        assert np.allclose(m.predict(xt), before.predict(xt))
-        gamma = m.history_["effective_parameters"]
-        assert 1 < gamma < 30 and m.history_["noise_scale"] > 1
-        rss = np.sum((y - m.predict(x)) ** 2)
-        noise_var = m.predict_distribution(xt[:1]).aleatoric_var[0]
-        assert noise_var == pytest.approx(rss / (30 - gamma), rel=1e-6)
-        assert noise_var > rss / 30
-
+    fits = {}
+    for noise in ("evidence", "map"):
+        study = RegressionStudy(out="unused", max_iter=400, noise=noise, workers=1)
+        fits[noise] = fit_many([bdl_models(study, s)["BDL-hierarchical"] for s in range(2)],
+                               [d[:2] for d in draws])
+    for ev, mp, (x, y, xt, _, _) in zip(fits["evidence"], fits["map"], draws):
+        assert np.array_equal(ev.predict(xt), mp.predict(xt))
+        rss = np.sum((y - ev.predict(x)) ** 2)
+        noise_ev = float(ev.predict_distribution(xt[:1]).aleatoric_var[0])
+        noise_map = float(mp.predict_distribution(xt[:1]).aleatoric_var[0])
+        assert noise_ev > noise_map
+        assert 1 < 30 - rss / noise_ev < 30
 
 def test_regression_paper_rows_train_by_mean_field_vi():
     """--paper: the Bayesian rows are the paper's mean-field VI (a KL is recorded), plus
