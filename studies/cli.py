@@ -19,6 +19,16 @@ def _common(p):
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def _laplace_options(parser, restarts):
+    """--max-iter and --restarts of a study's default (Laplace) BDL fits."""
+    parser.add_argument("--max-iter", type=int, default=2000,
+                        help="L-BFGS iterations of every default (Laplace) BDL fit "
+                             "(default 2000)")
+    parser.add_argument("--restarts", type=int, default=restarts,
+                        help="initialisations per default BDL fit, the lowest training "
+                             f"objective kept (default {restarts})")
+
+
 def add_study(sub):
     """Register ``uqkit study membrane|regression|moons|wind|reliability``."""
     study = sub.add_parser("study", help="run one of the paper's studies")
@@ -66,11 +76,7 @@ def add_study(sub):
     r.add_argument("--seeds", type=int, default=10, help="data draws per cell (default 10)")
     r.add_argument("--tempered-kl", type=float, default=0.3,
                    help="KL weight of the --paper BDL-tempered row, in (0, 1] (default 0.3)")
-    r.add_argument("--max-iter", type=int, default=2000,
-                   help="L-BFGS iterations of every default (Laplace) BDL fit (default 2000)")
-    r.add_argument("--restarts", type=int, default=1,
-                   help="initialisations per default BDL fit, the lowest training objective "
-                        "kept (default 1)")
+    _laplace_options(r, restarts=1)
     r.set_defaults(func=_run_regression)
 
     c = studies.add_parser("moons", help="two-moons classification with six priors (example 2)")
@@ -79,11 +85,7 @@ def add_study(sub):
     c.add_argument("--epochs", type=int, default=300,
                    help="Adam epochs of the mean-field VI fits: the hierarchical Cauchy row, "
                         "every row with --paper (default 300; --paper: 50000)")
-    c.add_argument("--max-iter", type=int, default=2000,
-                   help="L-BFGS iterations of every default (Laplace) BDL fit (default 2000)")
-    c.add_argument("--restarts", type=int, default=3,
-                   help="initialisations per default BDL fit, the lowest training objective "
-                        "kept (default 3)")
+    _laplace_options(c, restarts=3)
     c.set_defaults(func=_run_moons)
 
     w = studies.add_parser("wind", help="wind-pressure fields on a tall building (example 4)")
