@@ -14,7 +14,7 @@ from studies.regression import run as run_regression
 
 
 def test_regression_study_fast(tmp_path):
-    study = RegressionStudy(out=str(tmp_path), seeds=2, n_test=200, nn_epochs=300,
+    study = RegressionStudy(out=str(tmp_path), seeds=2, n_test=200,
                             max_iter=300, workers=1, progress=False)
     report = run_regression(study, log=lambda *_: None)
     data = json.load(open(tmp_path / "report.json"))
