@@ -25,7 +25,6 @@ Example:
 """
 import contextlib
 import copy
-import inspect
 import math
 import numbers
 import time

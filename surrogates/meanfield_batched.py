@@ -132,7 +132,7 @@ def train(sizes, members, n_samples=1, batch_size=16, learn_noise=True, progress
     ``log_tau`` (k,) float32 tensors and ``history`` (per-epoch lists).
 
     ``progress``: None, or a callable given the fraction of steps done after each block."""
-    K, L = len(members), len(sizes) - 1
+    K = len(members)
     layers, P = _layers(sizes)
     d, k = sizes[0], sizes[-1]
     S, B = int(n_samples), int(batch_size)
