@@ -39,6 +39,7 @@ Example:
     [1.561553, 0.207107]
 """
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -123,7 +124,7 @@ class LaplaceEvidence:
         E = torch.zeros(len(c), self.P, dtype=torch.float64)
         E[self.index, torch.arange(self.P)] = 1.0
         log_c = torch.log(c)
-        for _ in range(max_iter):
+        for it in range(max_iter + 1):
             c = torch.exp(log_c)
             _, Hi, trace_g, gamma_j = self._primal(c, tau)
             gamma_g = self.sizes - c * trace_g
@@ -131,7 +132,11 @@ class LaplaceEvidence:
             at_bound = ((log_c <= lo) & (grad_c < 0)) | ((log_c >= hi) & (grad_c > 0))
             grad_c = torch.where(at_bound, 0.0, grad_c)
             grad_tau = 0.5 * (self.n_out - gamma_j - tau * self.sse) if free_tau else 0 * tau
-            if max(grad_c.abs().max(), grad_tau.abs().max()) <= gtol:
+            worst = float(max(grad_c.abs().max(), grad_tau.abs().max()))
+            if worst <= gtol:
+                break
+            if it == max_iter:
+                _not_converged(f"{max_iter} Newton steps", worst, gtol)
                 break
             if free_tau:
                 tau = (self.n_out - gamma_j) / self.sse
@@ -181,5 +186,13 @@ def maximise(R, row_output, groups, q, sse=None, tau=None, learn_noise=True,
     box = [(lo, hi)] * G + [(None, None)] * (k if free_tau else 0)
     res = minimize(neg, x0, jac=True, method="L-BFGS-B", bounds=box,
                    options={"maxiter": 1000, "ftol": 1e-13, "gtol": gtol})
+    if not res.success:
+        _not_converged(f"L-BFGS-B ({res.message})", float(np.abs(res.jac).max()), gtol)
     log_c, log_tau = split(res.x)
     return torch.exp(log_c), torch.exp(log_tau)
+
+
+def _not_converged(how, gradient, gtol):
+    warnings.warn(f"the Laplace evidence was not maximised: {how} left a gradient of "
+                  f"{gradient:.3g} > gtol {gtol}; the posterior uses the last iterate's "
+                  "prior and noise precisions", RuntimeWarning, stacklevel=3)

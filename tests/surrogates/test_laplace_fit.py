@@ -353,3 +353,19 @@ def test_fit_many_fits_meanfield_members_one_by_one():
     single = BDL(**kw).fit(X, Y)
     assert np.array_equal(mixed[0].predict(Xt), single.predict(Xt))
     assert mixed[0].n_iter_ == 20 and mixed[1].n_iter_ <= 50
+
+
+def test_an_unconverged_evidence_maximisation_says_so():
+    rng = np.random.default_rng(5)
+    R = torch.as_tensor(rng.normal(size=(40, 6)))
+    rows = torch.arange(2).repeat(20)
+    q = torch.tensor([3.0, 0.5], dtype=torch.float64)
+    sse = torch.tensor([4.0, 9.0], dtype=torch.float64)
+    ev = evidence.LaplaceEvidence(R, rows, [(0, 3), (3, 6)], q, sse)
+    with pytest.warns(RuntimeWarning, match="not maximised: 1 Newton steps"):
+        ev.newton(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64), True,
+                  (1e-6, 1e6), 1e-12, max_iter=1)
+    c, tau = ev.newton(torch.ones(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64),
+                       True, (1e-6, 1e6), 1e-9)  # converges: no warning (pytest -W error)
+    _, grad_c, grad_tau = ev(torch.log(c), torch.log(tau))
+    assert max(grad_c.abs().max(), grad_tau.abs().max()) <= 1e-9
