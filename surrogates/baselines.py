@@ -137,6 +137,9 @@ class NeuralNetwork(_Regressor):
                 loss.backward()
                 opt.step()
             sched.step()
+        # predict in float64: in float32 a row's output can change in its last bit with its
+        # position in the batch (another kernel path), so row order would matter
+        self.net_ = self.net_.double()
         return self
 
     def _fit_lbfgs(self, Z, T):
@@ -162,8 +165,7 @@ class NeuralNetwork(_Regressor):
     def predict(self, X):
         X = self._check_X(X)
         Z = self.xs_.transform(X) if self.standardize else X
-        dtype = next(self.net_.parameters()).dtype
-        out = self.net_(torch.as_tensor(Z, dtype=dtype)).double().numpy()
+        out = self.net_(torch.as_tensor(Z, dtype=torch.float64)).numpy()
         out = self.ys_.inverse_transform(out) if self.standardize else out
         return out[:, 0] if self.single_ else out
 

@@ -100,3 +100,17 @@ def test_nn_lbfgs_is_least_squares_without_hidden_layers_and_fits_a_smooth_probl
     assert M.r2(yt, lbfgs.predict(Xt)) > 0.999 > M.r2(yt, adam.predict(Xt))
     with pytest.raises(ValueError, match="optimizer='newton'"):
         NeuralNetwork(optimizer="newton").fit(X, y)
+
+
+def test_nn_predictions_do_not_depend_on_row_order():
+    """Predictions are made in float64: in float32 a row's output could change in its last
+    bits with its position in the batch, which scikit-learn's sample-order check caught."""
+    from surrogates import NeuralNetwork
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 5))
+    y = np.tanh(X[:, 0]) + X[:, 1] * X[:, 2]
+    model = NeuralNetwork(epochs=5).fit(X, y)
+    Xt = rng.normal(size=(3001, 5))
+    perm = rng.permutation(3001)
+    assert np.allclose(model.predict(Xt)[perm], model.predict(Xt[perm]), rtol=1e-12, atol=0)
