@@ -268,13 +268,24 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_run(tmp_path):
     import signal
     import threading
 
+    seen = threading.Event()
+
+    def on_sigint(signum, frame):  # as Python's default handler, for the first SIGINT only
+        if not seen.is_set():
+            seen.set()
+            raise KeyboardInterrupt
+
     def interrupt_from_this_thread():
-        time.sleep(0.5)
-        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # lands in this thread
+        # lands in this thread; sent again every 0.5 s until the main thread has seen one,
+        # since in one full suite run of five a single one was not seen (not reproduced
+        # alone: 12 of 12, nor with its file: 3 of 3). A main thread in an untimed wait sees
+        # none of them.
+        while not seen.wait(0.5):
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
 
     pool = ThreadPoolExecutor(1)
     # as in a terminal (CI may run the tests with SIGINT ignored)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = signal.signal(signal.SIGINT, on_sigint)
     threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
     t0 = time.perf_counter()
     try:
@@ -283,5 +294,6 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_run(tmp_path):
                       store=str(tmp_path / "s"), progress=False)
         assert time.perf_counter() - t0 < 2.0  # not the 3 s of the running task
     finally:
+        seen.set()
         signal.signal(signal.SIGINT, previous)
         pool.shutdown(wait=False, cancel_futures=True)
