@@ -264,36 +264,42 @@ def sleepy(X):
 def test_ctrl_c_delivered_to_another_thread_still_stops_the_run(tmp_path):
     """The kernel may deliver a terminal's SIGINT to any thread; Python handles it in the main
     thread only. A main thread blocked in an untimed wait (as_completed's) then hung until a
-    future completed: seen once in CI, with a worker stuck for minutes."""
-    import signal
-    import threading
+    future completed: seen once in CI, with a worker stuck for minutes. Run in a fresh
+    interpreter: inside the full test suite a SIGINT sent to another thread was not handled at
+    all (twice in a row, not reproduced with this file alone; root cause open), so the
+    suite's own signal state is kept out of it."""
+    import subprocess
+    import sys
 
-    seen = threading.Event()
+    code = f"""
+import signal, threading, time
+from concurrent.futures import ThreadPoolExecutor
+import numpy as np
+from uqkit import propagate
 
-    def on_sigint(signum, frame):  # as Python's default handler, for the first SIGINT only
-        if not seen.is_set():
-            seen.set()
-            raise KeyboardInterrupt
+def sleepy(X):
+    time.sleep(3.0)
+    return X
 
-    def interrupt_from_this_thread():
-        # lands in this thread; sent again every 0.5 s until the main thread has seen one,
-        # since in one full suite run of five a single one was not seen (not reproduced
-        # alone: 12 of 12, nor with its file: 3 of 3). A main thread in an untimed wait sees
-        # none of them.
-        while not seen.wait(0.5):
-            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+def interrupt_from_this_thread():
+    time.sleep(0.5)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # lands in this thread
 
-    pool = ThreadPoolExecutor(1)
-    # as in a terminal (CI may run the tests with SIGINT ignored)
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
-    t0 = time.perf_counter()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            propagate(sleepy, np.ones((2, 1)), executor=pool, chunk_size=1,
-                      store=str(tmp_path / "s"), progress=False)
-        assert time.perf_counter() - t0 < 2.0  # not the 3 s of the running task
-    finally:
-        seen.set()
-        signal.signal(signal.SIGINT, previous)
-        pool.shutdown(wait=False, cancel_futures=True)
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+pool = ThreadPoolExecutor(1)
+threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
+t0 = time.perf_counter()
+try:
+    propagate(sleepy, np.ones((2, 1)), executor=pool, chunk_size=1,
+              store={str(tmp_path / "s")!r}, progress=False)
+    print("no KeyboardInterrupt")
+except KeyboardInterrupt:
+    print(f"interrupted after {{time.perf_counter() - t0:.2f}} s")
+pool.shutdown(wait=False, cancel_futures=True)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.strip().splitlines()[-1]
+    assert line.startswith("interrupted after"), out.stdout + out.stderr
+    assert float(line.split()[2]) < 2.0  # not the 3 s of the running task
