@@ -130,9 +130,10 @@ def map_objective(model, X, y):
         if model.y_scaler_ is not None:  # regression: Gaussian with the learned precision
             Y = np.asarray(y, dtype=float).reshape(len(x), -1)
             Y = torch.as_tensor(model.y_scaler_.transform(Y), dtype=torch.float64)
-            tau = torch.exp(post.log_tau)
-            loss = float((0.5 * ((Y - f) ** 2).sum(0) * tau).sum()
-                         - 0.5 * len(x) * post.log_tau.sum())
+            # the MAP's own noise: log_tau may be the evidence's, which the MAP did not fit
+            log_tau = post.log_tau if post.map_log_tau is None else post.map_log_tau
+            loss = float((0.5 * ((Y - f) ** 2).sum(0) * torch.exp(log_tau)).sum()
+                         - 0.5 * len(x) * log_tau.sum())
         else:
             labels = torch.as_tensor(np.searchsorted(model.classes_, np.asarray(y)))
             loss = float(-torch.log_softmax(f, -1).gather(1, labels[:, None]).sum())

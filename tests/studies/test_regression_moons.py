@@ -194,3 +194,19 @@ def test_regression_paper_rows_train_by_mean_field_vi():
     default = RegressionStudy(out="unused", workers=1, progress=False)
     assert {m.inference for m in bdl_models(default, 0).values()} == {"laplace"}
     assert bdl_models(default, 0)["BDL-hierarchical"].prior == "hierarchical-normal"
+
+
+def test_map_objective_ranks_by_the_maps_own_noise():
+    """Restarts are ranked by the objective the MAP minimised: the evidence's noise (which
+    replaces the MAP's in the posterior) must not enter it."""
+    from studies.common import map_objective
+    from studies.regression import RegressionStudy, bdl_models
+    from surrogates import fit_many
+
+    x, y = make_data(0, 0.5, 30, 200)[:2]
+    fits = [fit_many([bdl_models(RegressionStudy(out="unused", max_iter=300, noise=noise,
+                                                 workers=1), 0)["BDL-hierarchical"]],
+                     [(x, y)])[0] for noise in ("evidence", "map")]
+    assert not np.allclose(fits[0].laplace_.log_tau, fits[1].laplace_.log_tau)
+    assert map_objective(fits[0], x, y) == pytest.approx(map_objective(fits[1], x, y),
+                                                         rel=1e-12)
