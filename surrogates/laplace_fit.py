@@ -199,27 +199,40 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
     groups = {}
     for i, p in enumerate(priors):
         groups.setdefault(id(p), (p, []))[1].append(i)
-    groups = [(p, torch.tensor(rows)) for p, rows in groups.values()]
+    groups = list(groups.values())
+    group_of = torch.empty(K, dtype=torch.long)  # member -> its prior's group
+    for gi, (_, rows) in enumerate(groups):
+        group_of[rows] = gi
     log_tau0 = -2.0 * math.log(noise_std)
 
-    def fun(theta, learn=learn_noise):
+    def fun(theta, idx, learn=learn_noise):
+        """Objectives and gradients of the members idx (sorted) at their rows theta."""
+        if len(idx) == K:
+            Xs, Ys, ms, ns, gs = X, Y, mask, n, group_of
+        else:
+            Xs, Ys, ms, ns, gs = X[idx], Y[idx], mask[idx], n[idx], group_of[idx]
         theta = theta.detach().requires_grad_(True)
         w = theta[:, :P]
-        f = net.forward(w, X)
+        f = net.forward(w, Xs)
         if regression:
             log_tau = theta[:, P:]
-            r2 = ((Y - f) ** 2 * mask[:, :, None]).sum(1)  # (K, k)
-            loss = 0.5 * (r2 * torch.exp(log_tau)).sum(1) - 0.5 * n * log_tau.sum(1)
+            r2 = ((Ys - f) ** 2 * ms[:, :, None]).sum(1)  # (K, k)
+            loss = 0.5 * (r2 * torch.exp(log_tau)).sum(1) - 0.5 * ns * log_tau.sum(1)
             if noise_prior is not None:
                 a, b = noise_prior
                 loss = loss - ((a - 1.0) * log_tau - b * torch.exp(log_tau)).sum(1)
         else:
-            logp = torch.log_softmax(f, -1).gather(2, Y.unsqueeze(2))[..., 0]
-            loss = -(logp * mask).sum(1)
-        pen = torch.zeros_like(loss)
-        for p, rows in groups:
-            pen = pen.index_add(0, rows, neg_log_prior(p, w[rows], net.layers))
-        loss = (loss + pen) / n
+            logp = torch.log_softmax(f, -1).gather(2, Ys.unsqueeze(2))[..., 0]
+            loss = -(logp * ms).sum(1)
+        if len(groups) == 1:
+            pen = neg_log_prior(groups[0][0], w, net.layers)
+        else:
+            pen = torch.zeros_like(loss)
+            for gi, (p, _) in enumerate(groups):
+                rows = (gs == gi).nonzero()[:, 0]
+                if len(rows):
+                    pen = pen.index_add(0, rows, neg_log_prior(p, w[rows], net.layers))
+        loss = (loss + pen) / ns
         (g,) = torch.autograd.grad(loss.sum(), theta)
         if regression and not learn:
             g[:, P:] = 0.0
@@ -232,11 +245,13 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
         # from the start, a hard output can be "explained" as noise (a saddle the fit then
         # stays at: R^2 ~ 0 on x0 * x2 in the tests)
         fixed = dict(learn=False)
-        first = minimize(lambda t: fun(t, **fixed), theta0, max_iter=max_iter // 2, gtol=gtol)
-        res = minimize(fun, first.x, max_iter=max_iter - max_iter // 2, gtol=gtol)
+        first = minimize(lambda t, idx: fun(t, idx, **fixed), theta0, max_iter=max_iter // 2,
+                         gtol=gtol, subsets=True)
+        res = minimize(fun, first.x, max_iter=max_iter - max_iter // 2, gtol=gtol,
+                       subsets=True)
         res.iterations = res.iterations + first.iterations
     else:
-        res = minimize(fun, theta0, max_iter=max_iter, gtol=gtol)
+        res = minimize(fun, theta0, max_iter=max_iter, gtol=gtol, subsets=True)
     out = []
     for i in range(K):
         scale = 1.0 if prior_scales is None else prior_scales[i]

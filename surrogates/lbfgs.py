@@ -5,7 +5,10 @@ K independent losses they would share one line search and one set of curvature p
 problem's path would depend on the others. :func:`minimize` keeps everything per problem (its
 own history of (s, y) pairs, two-loop recursion, step length and convergence test), evaluated
 in one batched call, so problem k follows the same path whether it is solved alone or with
-others (tested).
+others (tested). With ``subsets=True`` the objective is evaluated only for the problems that
+need it: those still running and, within a line search, those whose step is not yet accepted
+(in a batch of independent fits, a second trial step is typically needed by a few problems
+only).
 
 Each iteration: the two-loop recursion gives ``d = -H g`` (Nocedal & Wright, Algorithm 7.4,
 with ``H0 = (s.y / y.y) I`` from the newest pair); a backtracking line search from step 1
@@ -27,6 +30,8 @@ from dataclasses import dataclass
 
 import torch
 
+vecdot = torch.linalg.vecdot  # row-wise dot products of (K, P) tensors
+
 
 @dataclass
 class BatchedResult:
@@ -41,7 +46,7 @@ class BatchedResult:
 
 
 def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
-             max_halvings=30, callback=None):
+             max_halvings=30, callback=None, subsets=False):
     """Minimise K independent objectives from x0 (K, P).
 
     Args:
@@ -55,6 +60,9 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
         max_halvings: halvings of the step before a problem's line search fails (that
             problem stops, unconverged).
         callback: optional ``callback(iteration, f, active)`` after every iteration.
+        subsets: if True, ``fun(x, idx) -> (f, g)`` evaluates the problems ``idx`` (a sorted
+            int64 tensor of row numbers) at x (len(idx), P) only, and is called for the
+            problems that need an evaluation only.
 
     Returns:
         :class:`BatchedResult`.
@@ -70,35 +78,46 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
     S = x.new_zeros(m, K, P)
     Y = x.new_zeros(m, K, P)
     rho = x.new_zeros(m, K)
-    f, g = fun(x)
+    S_, Y_, rho_ = S.unbind(0), Y.unbind(0), rho.unbind(0)  # per slot: (K, P), (K,) views
+    every = torch.arange(K)
+
+    def evaluate(points, need):
+        """(idx, f, g) at the rows idx of points: the rows ``need`` (subsets) or all."""
+        if not subsets:
+            return (every,) + tuple(fun(points))
+        idx = every if bool(need.all()) else need.nonzero()[:, 0]
+        return (idx,) + tuple(fun(points if len(idx) == K else points[idx], idx))
+
+    _, f, g = evaluate(x, torch.ones(K, dtype=torch.bool))
     converged = g.abs().amax(1) <= gtol
     active = ~converged
     iterations = torch.zeros(K, dtype=torch.long)
     for it in range(max_iter):
         if not active.any():
             break
-        # two-loop recursion, newest pair first
+        # two-loop recursion, newest pair first (per pair: a row-wise dot product, its
+        # scaling, a fused update; the slots' views are made once)
         q = g.clone()
         order = [(it - 1 - j) % m for j in range(min(it, m))]
         alpha = {}
         for idx in order:
-            a = rho[idx] * (S[idx] * q).sum(1)
+            a = vecdot(S_[idx], q).mul_(rho_[idx])
             alpha[idx] = a
-            q -= a[:, None] * Y[idx]
+            q.addcmul_(Y_[idx], a.unsqueeze(1), value=-1.0)
+        # H0 = gamma I from each problem's newest stored pair (else 1 / max(1, |g|))
         gamma = 1.0 / g.norm(dim=1).clamp_min(1.0)
-        have = torch.zeros(K, dtype=torch.bool)
-        for idx in order:  # H0 from each problem's newest stored pair
-            take = (rho[idx] > 0) & ~have
-            if take.any():
-                yy = (Y[idx] * Y[idx]).sum(1).clamp_min(1e-300)
-                gamma = torch.where(take, 1.0 / (rho[idx].clamp_min(1e-300) * yy), gamma)
-                have |= take
-            if have.all():
-                break
+        if order:
+            stored = rho[order] > 0  # (len(order), K), newest first
+            newest = torch.tensor(order)[stored.to(torch.uint8).argmax(0)]  # (K,) slots
+            have = stored.any(0)
+            y_new = Y[newest, every]
+            yy = vecdot(y_new, y_new).clamp_min(1e-300)
+            gamma = torch.where(have, 1.0 / (rho[newest, every].clamp_min(1e-300) * yy),
+                                gamma)
         q *= gamma[:, None]
         for idx in reversed(order):
-            b = rho[idx] * (Y[idx] * q).sum(1)
-            q += (alpha[idx] - b)[:, None] * S[idx]
+            b = vecdot(Y_[idx], q).mul_(rho_[idx])
+            q.addcmul_(S_[idx], (alpha[idx] - b).unsqueeze(1))
         d = -q
         gd = (g * d).sum(1)
         restart = active & (gd >= 0)
@@ -113,10 +132,11 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
         failed = torch.zeros(K, dtype=torch.bool)
         for _ in range(max_halvings + 1):
             trial = x + t[:, None] * d
-            ft, gt = fun(trial)
-            ok = pending & torch.isfinite(ft) & (ft <= f + c1 * t * gd)
-            x_new[ok], f_new[ok], g_new[ok] = trial[ok], ft[ok], gt[ok]
-            pending &= ~ok
+            idx, ft, gt = evaluate(trial, pending)
+            ok = pending[idx] & torch.isfinite(ft) & (ft <= f[idx] + c1 * t[idx] * gd[idx])
+            acc = idx[ok]
+            x_new[acc], f_new[acc], g_new[acc] = trial[acc], ft[ok], gt[ok]
+            pending[acc] = False
             if not pending.any():
                 break
             t = torch.where(pending, t * 0.5, t)

@@ -21,8 +21,41 @@ import math
 import torch
 from torch import nn
 
+
+class _Tanh(torch.autograd.Function):
+    """``tanh z = 2 sigmoid(2 z) - 1``, with ``tanh_backward`` as its derivative.
+
+    torch's CPU ``tanh`` costs ~6 ns per float64 number, ~4x its ``sigmoid`` with the two
+    extra multiplies (measured on this project's 2-core machine; in the Laplace MAP fits
+    tanh was ~20% of the objective's time). The absolute error is that of the sigmoid and
+    the subtraction, a few units of float64's 1e-16 (tested): below |z| ~ 1e-8 the relative
+    accuracy of ``torch.tanh`` is lost, which a network's hidden unit does not need.
+    """
+
+    generate_vmap_rule = True  # torch.func transforms (jacrev, vmap) work through it
+
+    @staticmethod
+    def forward(z):
+        return torch.sigmoid(z * 2.0).mul_(2.0).sub_(1.0)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (h,) = ctx.saved_tensors
+        return torch.ops.aten.tanh_backward(grad, h)
+
+
+def tanh(z):
+    """``torch.tanh(z)`` to a few 1e-16 (absolute), about 3x faster on a CPU (see
+    :class:`_Tanh`); differentiable."""
+    return _Tanh.apply(z)
+
+
 #: Hidden activations, and their derivatives given the pre-activation z and output h.
-ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid,
+ACTIVATIONS = {"tanh": tanh, "relu": torch.relu, "sigmoid": torch.sigmoid,
                "softplus": nn.functional.softplus, "identity": lambda x: x}
 _DERIVATIVES = {"tanh": lambda z, h: 1.0 - h * h,
                 "relu": lambda z, h: (z > 0).to(z.dtype),

@@ -35,6 +35,25 @@ def test_lbfgs_matches_scipy_and_is_independent_of_the_batch():
         assert int(alone.iterations[0]) == int(res.iterations[k])
 
 
+def test_lbfgs_evaluates_only_the_problems_that_need_it_and_keeps_their_paths():
+    x0 = torch.tensor([[-1.2, 1.0, 0.5, 0.3], [0.0, 0.0, 0.0, 0.0], [2.0, 2.0, 2.0, -1.0],
+                       [1.0, 1.0, 1.0, 1.0]], dtype=torch.float64)  # the last: at the minimum
+    seen = []
+
+    def rows_fun(x, idx):
+        seen.append(idx.tolist())
+        return _rosen(x)
+
+    full = minimize(_rosen, x0, max_iter=3000)
+    sub = minimize(rows_fun, x0, max_iter=3000, subsets=True)
+    assert torch.equal(sub.x, full.x) and torch.equal(sub.iterations, full.iterations)
+    assert sub.converged.all() and int(sub.iterations[3]) == 0
+    assert seen[0] == [0, 1, 2, 3] and all(3 not in idx for idx in seen[1:])
+    # line-search retrials and problems that have stopped are not evaluated
+    assert sum(map(len, seen)) < 0.6 * 4 * len(seen)
+    assert all(idx == sorted(set(idx)) for idx in seen)
+
+
 def test_lbfgs_rejects_bad_max_iter():
     with pytest.raises(ValueError, match="max_iter"):
         minimize(_rosen, torch.zeros(1, 2, dtype=torch.float64), max_iter=0)
@@ -55,6 +74,19 @@ def test_stacked_jacobian_and_tangents_against_autograd_and_finite_differences(a
     h = 1e-6  # central differences along one direction
     fd = (net.forward_one(w + h * dw[0], x) - net.forward_one(w - h * dw[0], x)) / (2 * h)
     assert torch.allclose(t[0], fd, atol=1e-6)
+
+
+def test_stacked_tanh_is_torch_tanh_to_rounding_with_its_derivative():
+    from surrogates.stacked import tanh
+
+    z = torch.linspace(-40.0, 40.0, 200_001, dtype=torch.float64)
+    assert float((tanh(z) - torch.tanh(z)).abs().max()) <= 4e-16
+    assert torch.equal(tanh(torch.tensor([-1e3, 1e3], dtype=torch.float64)),
+                       torch.tensor([-1.0, 1.0], dtype=torch.float64))
+    zs = torch.randn(6, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(tanh, (zs,))
+    (g,) = torch.autograd.grad(tanh(zs).sum(), zs)
+    assert torch.allclose(g, 1.0 - torch.tanh(zs) ** 2, rtol=0, atol=1e-15)
 
 
 def test_laplace_is_exact_for_a_linear_model():
