@@ -111,51 +111,21 @@ def write_reports(out, report, markdown, log=print):
     log(f"report: {os.path.join(out, 'report.md')}")
 
 
-def map_objective(model, X, y):
-    """The training objective a fitted ``inference="laplace"`` :class:`surrogates.BDL` or
-    :class:`surrogates.BDLClassifier` minimised, per data point, at its MAP weights: the
-    negative log joint of its (standardised) training data ``X``, ``y`` and weights (and noise
-    precision), up to a constant that depends only on the data and the prior. Restarts on the
-    same data and prior are ranked by it."""
-    import torch
-
-    from surrogates.laplace_fit import neg_log_prior
-    from surrogates.priors import make_prior
-
-    post, net = model.laplace_, model.net_
-    x = torch.as_tensor(model.x_scaler_.transform(np.asarray(X, dtype=float)),
-                        dtype=torch.float64)
-    with torch.no_grad():
-        f = net.forward_one(post.w, x)
-        if model.y_scaler_ is not None:  # regression: Gaussian with the learned precision
-            Y = np.asarray(y, dtype=float).reshape(len(x), -1)
-            Y = torch.as_tensor(model.y_scaler_.transform(Y), dtype=torch.float64)
-            # the MAP's own noise: log_tau may be the evidence's, which the MAP did not fit
-            log_tau = post.log_tau if post.map_log_tau is None else post.map_log_tau
-            loss = float((0.5 * ((Y - f) ** 2).sum(0) * torch.exp(log_tau)).sum()
-                         - 0.5 * len(x) * log_tau.sum())
-        else:
-            labels = torch.as_tensor(np.searchsorted(model.classes_, np.asarray(y)))
-            loss = float(-torch.log_softmax(f, -1).gather(1, labels[:, None]).sum())
-        pen = float(neg_log_prior(make_prior(model.prior), post.w[None], net.layers)[0])
-    return (loss + pen) / len(x)
-
-
 def fit_restarts(make, datasets, restarts):
     """Fit ``restarts`` Laplace BDLs per data set, ``make(i, r)`` building the r-th estimator
     of data set i (its seed differing per restart), all as one :func:`surrogates.fit_many`
-    program; keep, per data set, the restart with the lowest :func:`map_objective` (the
-    training objective, never held-out data; other estimators, such as mean-field ones, are
-    fitted once, ``restarts=1``). Returns ``(models, objectives)``: the chosen models and, per
+    program; keep, per data set, the restart with the lowest MAP objective (the training
+    objective its L-BFGS reached, ``laplace_.objective``; never held-out data; other
+    estimators, such as mean-field ones, are fitted once, ``restarts=1``). Returns ``(models, objectives)``: the chosen models and, per
     data set, every restart's objective (NaN for a mean-field fit)."""
     from surrogates import fit_many
 
     ests = [make(i, r) for i in range(len(datasets)) for r in range(restarts)]
     fit_many(ests, [datasets[i] for i in range(len(datasets)) for _ in range(restarts)])
     chosen, objectives = [], []
-    for i, (X, y) in enumerate(datasets):
+    for i in range(len(datasets)):
         group = ests[i * restarts:(i + 1) * restarts]
-        obj = [map_objective(m, X, y) if hasattr(m, "laplace_") else float("nan")
+        obj = [m.laplace_.objective if hasattr(m, "laplace_") else float("nan")
                for m in group]
         chosen.append(group[0] if restarts == 1 else group[int(np.argmin(obj))])
         objectives.append(obj)

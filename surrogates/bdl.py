@@ -760,7 +760,7 @@ def _fit_laplace_group(estimators, data):
     for est, post in zip(estimators, posts):
         est.net_, est.laplace_ = net, post
         est.history_ = {"iterations": post.iterations, "converged": post.converged,
-                        "prior_scale": post.prior_scale}
+                        "prior_scale": post.prior_scale, "objective": post.objective}
         est.stopped_epoch_ = None
         est.n_iter_ = post.iterations  # L-BFGS iterations (scikit-learn's name)
         est.fit_seconds_ = seconds  # the group's wall time, shared out

@@ -113,7 +113,9 @@ class LaplacePosterior:
         precision: (P,) prior precision D; basis: (P, r) eigenvectors U; eig: (r,) their
         eigenvalues lam > 0; iterations, converged: the MAP optimiser's record;
         prior_scale: the factor of each parameter tensor's prior precision (D includes it);
-        map_log_tau: the MAP's own log noise precisions (log_tau may be the evidence's).
+        map_log_tau: the MAP's own log noise precisions (log_tau may be the evidence's);
+        objective: the MAP objective the optimiser reached (the negative log joint per data
+        point, up to a constant of the data and prior), by which restarts are ranked.
     """
 
     w: torch.Tensor
@@ -125,6 +127,7 @@ class LaplacePosterior:
     converged: bool = True
     prior_scale: list = None
     map_log_tau: torch.Tensor = None
+    objective: float = None
 
     def sample(self, n, generator=None):
         """(n, P) draws of w - w* from N(0, Sigma)."""
@@ -143,7 +146,7 @@ class LaplacePosterior:
         return {"w": self.w, "log_tau": self.log_tau, "precision": self.precision,
                 "basis": self.basis, "eig": self.eig, "iterations": int(self.iterations),
                 "converged": bool(self.converged), "prior_scale": self.prior_scale,
-                "map_log_tau": self.map_log_tau}
+                "map_log_tau": self.map_log_tau, "objective": self.objective}
 
     @classmethod
     def from_state(cls, state):
@@ -259,6 +262,7 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
         post = posterior(net, res.x[i, :P], xs[i], ys[i], task, priors[i], log_tau, scale,
                          learn_noise)
         post.iterations, post.converged = int(res.iterations[i]), bool(res.converged[i])
+        post.objective = float(res.f[i])
         out.append(post)
     return out
 
