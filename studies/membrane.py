@@ -185,26 +185,29 @@ def fe_dataset(study, name, n, seed, model, log, need=1):
 
 
 # -- training ----------------------------------------------------------------------------------
+def _interval_scores(pred, Yv):
+    """NLL, raw 95% coverage and CRPS per output of a predictive distribution on (Xv, Yv)."""
+    from surrogates import metrics as M
+
+    lo, hi = pred.intervals[0.95]
+    return {"nll": M.gaussian_nll(Yv, pred.mean, pred.total_var).tolist(),
+            "coverage95": M.coverage(Yv, lo, hi).tolist(),
+            "crps": M.crps_gaussian(Yv, pred.mean, pred.total_var).tolist()}
+
+
 def _metrics(model, Xv, Yv, Xc, Yc, fig_index):
     """Validation metrics of a fitted BDL, raw and after recalibrating its variance on the
     calibration runs."""
     from surrogates import metrics as M
 
     pred = model.predict_distribution(Xv, levels=(0.95,))
-    lo, hi = pred.intervals[0.95]
     out = {"r2": M.r2(Yv, pred.mean).tolist(), "rmse": M.rmse(Yv, pred.mean).tolist(),
-           "nll": M.gaussian_nll(Yv, pred.mean, pred.total_var).tolist(),
-           "coverage95": M.coverage(Yv, lo, hi).tolist(),
-           "crps": M.crps_gaussian(Yv, pred.mean, pred.total_var).tolist(),
-           "noise_std": np.sqrt(pred.aleatoric_var[0]).tolist(),
+           **_interval_scores(pred, Yv), "noise_std": np.sqrt(pred.aleatoric_var[0]).tolist(),
            "fit_seconds": model.fit_seconds_}
     model.calibrate(Xc, Yc)
-    cal = model.predict_distribution(Xv, levels=(0.95,))
-    lo, hi = cal.intervals[0.95]
-    out.update({"nll_cal": M.gaussian_nll(Yv, cal.mean, cal.total_var).tolist(),
-                "coverage95_cal": M.coverage(Yv, lo, hi).tolist(),
-                "crps_cal": M.crps_gaussian(Yv, cal.mean, cal.total_var).tolist(),
-                "variance_scale": model.variance_scale_.tolist()})
+    cal = _interval_scores(model.predict_distribution(Xv, levels=(0.95,)), Yv)
+    out.update({f"{k}_cal": v for k, v in cal.items()})
+    out["variance_scale"] = model.variance_scale_.tolist()
     model.variance_scale_ = None
     if fig_index is not None:
         one = model.predict_distribution(Xv[fig_index:fig_index + 1], n_samples=2000,
@@ -238,7 +241,6 @@ def _prior_precision_metrics(model, X, Y, Xv, Yv):
     import torch
 
     from surrogates import laplace_fit
-    from surrogates import metrics as M
     from surrogates.priors import make_prior
 
     post = model.laplace_
@@ -247,10 +249,8 @@ def _prior_precision_metrics(model, X, Y, Xv, Yv):
         model.net_, post.w, torch.as_tensor(model.x_scaler_.transform(X), dtype=torch.float64),
         torch.as_tensor(model.y_scaler_.transform(Y), dtype=torch.float64), "regression",
         make_prior(model.prior), post.map_log_tau, 1.0)
-    pred = raw.predict_distribution(Xv, levels=(0.95,))
-    lo, hi = pred.intervals[0.95]
-    return {"coverage95_prior": M.coverage(Yv, lo, hi).tolist(),
-            "nll_prior": M.gaussian_nll(Yv, pred.mean, pred.total_var).tolist()}
+    scores = _interval_scores(raw.predict_distribution(Xv, levels=(0.95,)), Yv)
+    return {"coverage95_prior": scores["coverage95"], "nll_prior": scores["nll"]}
 
 
 def _table_task(task):
