@@ -7,9 +7,12 @@ predictive distribution with its 95% mixture intervals, which it then threw away
 ``train_s`` is one mean-field fit (the batched trainer of :mod:`surrogates.meanfield_batched`
 with K = 1, the path ``BDL.fit`` takes for these settings); ``batched_k24_s`` the wall time of
 24 such fits (seeds 0-23) as one batched program (:func:`surrogates.fit_many`), and
-``batched_speedup = 24 * train_s / batched_k24_s``. ``train_autograd_s`` is the same single
-fit by the autograd trainer (``_BaseBDL._fit_autograd``, which settings the batched trainer
-does not support take), for comparison.
+``batched_speedup = 24 * train_s / batched_k24_s``; ``batched_k24_jobs_s`` the same 24 fits
+split over ``--jobs`` worker processes (``fit_many(..., n_jobs=jobs)``: two batched programs
+of 12 on a 2-core machine, the workers' start included) and ``batched_jobs_speedup`` its
+ratio. ``train_autograd_s`` is the same single fit by the autograd trainer
+(``_BaseBDL._fit_autograd``, which settings the batched trainer does not support take), for
+comparison.
 
 The Laplace trainer (``BDL(inference="laplace")``: MAP by full-batch L-BFGS, then the
 linearised Laplace posterior) on the same data: one fit (``laplace_train_s``), 24 fits as
@@ -17,7 +20,7 @@ one batched program (``laplace_batched_k24_s``), their ratio
 ``laplace_batched_speedup = 24 * laplace_train_s / laplace_batched_k24_s``, and its
 prediction of 1e5 inputs x 200 posterior draws (``laplace_predict_s``).
 
-    python benchmarks/bench_bdl.py [--json] [--epochs N] [--max-iter N] [--no-laplace]
+    python benchmarks/bench_bdl.py [--json] [--epochs N] [--max-iter N] [--jobs N] [--no-laplace]
 """
 import argparse
 import json
@@ -33,6 +36,8 @@ def main(argv=None):
     ap.add_argument("--epochs", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=1, help="torch threads while training")
     ap.add_argument("--max-iter", type=int, default=2000, help="L-BFGS iterations (Laplace)")
+    ap.add_argument("--jobs", type=int, default=2,
+                    help="worker processes for the batched_k24_jobs_s run (fit_many's n_jobs)")
     ap.add_argument("--no-laplace", action="store_true", help="skip the Laplace figures")
     ap.add_argument("--no-autograd", action="store_true",
                     help="skip the autograd trainer's single fit")
@@ -58,6 +63,10 @@ def main(argv=None):
     fit_many([BDL(**dict(settings, seed=k), n_samples=1, num_threads=args.threads,
                   progress=False) for k in range(24)], [(X, Y)] * 24)
     batched_k24_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fit_many([BDL(**dict(settings, seed=k), n_samples=1, num_threads=args.threads,
+                  progress=False) for k in range(24)], [(X, Y)] * 24, n_jobs=args.jobs)
+    batched_k24_jobs_s = time.perf_counter() - t0
     train_autograd_s = None
     if not args.no_autograd:
         auto = BDL(**settings, n_samples=1, num_threads=args.threads, progress=False)
@@ -97,6 +106,8 @@ def main(argv=None):
                num_threads=args.threads)
     out = {"train_s": train_s, "trainer": bdl.trainer_, "predict_s": predict_s,
            "batched_k24_s": batched_k24_s, "batched_speedup": 24 * train_s / batched_k24_s,
+           "jobs": args.jobs, "batched_k24_jobs_s": batched_k24_jobs_s,
+           "batched_jobs_speedup": 24 * train_s / batched_k24_jobs_s,
            "train_autograd_s": train_autograd_s, "mlp_train_s": mlp_s,
            "ratio_vs_mlp": train_s / mlp_s, **surrogate_mc}
     if not args.no_laplace:
@@ -123,6 +134,8 @@ def main(argv=None):
               f"{1e3 * train_s / steps:.2f} ms per step, {args.threads} thread)")
         print(f"BDL batched  : {batched_k24_s:.1f} s for 24 fits at once "
               f"({out['batched_speedup']:.1f}x faster than 24 single fits)")
+        print(f"BDL batched  : {batched_k24_jobs_s:.1f} s for 24 fits at once in {args.jobs} "
+              f"processes ({out['batched_jobs_speedup']:.1f}x faster than 24 single fits)")
         if train_autograd_s is not None:
             print(f"BDL autograd : {train_autograd_s:.1f} s (the autograd trainer, one fit)")
         print(f"BDL predict  : {predict_s:.2f} s (1e5 inputs x 200 posterior samples)")

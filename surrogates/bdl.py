@@ -27,6 +27,7 @@ import contextlib
 import copy
 import math
 import numbers
+import os
 import time
 
 import numpy as np
@@ -346,10 +347,10 @@ class _BaseBDL(BaseEstimator):
 
     # -- training ------------------------------------------------------------------------
     @classmethod
-    def fit_many(cls, datasets, settings=None):
-        """K models of this class fitted at once (see :func:`fit_many`): ``settings`` is one
-        dict of constructor arguments for all, or a list of K dicts; returns the K fitted
-        models."""
+    def fit_many(cls, datasets, settings=None, n_jobs=None):
+        """K models of this class fitted at once (see :func:`fit_many`, which ``n_jobs`` is
+        passed to): ``settings`` is one dict of constructor arguments for all, or a list of
+        K dicts; returns the K fitted models."""
         datasets = list(datasets)
         if settings is None or isinstance(settings, dict):
             settings = [dict(settings or {})] * len(datasets)
@@ -357,7 +358,7 @@ class _BaseBDL(BaseEstimator):
         if len(settings) != len(datasets):
             raise ValueError(f"fit_many got {len(datasets)} data sets and {len(settings)} "
                              "settings; give one dict, or one per data set")
-        return fit_many([cls(**kw) for kw in settings], datasets)
+        return fit_many([cls(**kw) for kw in settings], datasets, n_jobs=n_jobs)
 
     def fit(self, X, y):
         """Train on inputs X (n, d) and targets y; returns self. ``history_`` holds the
@@ -771,7 +772,7 @@ _BATCH_KEYS = ("activation", "noise_std", "learn_noise", "noise_prior", "max_ite
                "num_threads")
 
 
-def fit_many(estimators, datasets):
+def fit_many(estimators, datasets, n_jobs=None):
     """Fit K estimators on K data sets; returns the fitted estimators (the same objects).
 
     ``inference="laplace"`` estimators of one task and architecture (``hidden`` and the
@@ -789,13 +790,22 @@ def fit_many(estimators, datasets):
     (tested). Other estimators are fitted one by one. Every member is an ordinary fitted
     estimator (``predict``, ``save``, ``load``).
 
+    With ``n_jobs`` > 1 the batched programs are split into parts of about equal work, as
+    many parts per program as processes, and the parts run in ``n_jobs`` worker processes
+    (loky's: fresh interpreters; torch with the members' ``num_threads`` there): a member's fit does not depend
+    on its batch-mates, so it is the same (to rounding) however its program is split
+    (tested). Worth it when the fits take longer than a worker's start (~2 s: importing torch).
+
     Args:
         estimators: K unfitted (or refittable) :class:`BDL` / :class:`BDLClassifier` objects.
         datasets: K (X, y) pairs.
+        n_jobs: worker processes for the batched programs: None or 1 (this process), an
+            integer >= 1, or -1 (one per CPU core).
 
     Raises:
         ValueError: K = 0, the lengths differ, the data sets disagree on the number of
-            features, or any data or setting is invalid (the message names the member).
+            features, ``n_jobs`` is not None, -1 or an integer >= 1, or any data or setting
+            is invalid (the message names the member).
 
     Example:
         >>> import numpy as np
@@ -806,6 +816,10 @@ def fit_many(estimators, datasets):
         1.0
     """
     estimators, datasets = list(estimators), list(datasets)
+    if n_jobs is None or (not isinstance(n_jobs, bool) and n_jobs == -1):
+        n_jobs = 1 if n_jobs is None else (os.cpu_count() or 1)
+    elif not _is_int(n_jobs, 1):
+        raise ValueError(f"n_jobs must be None, -1 or an integer >= 1, got n_jobs={n_jobs!r}")
     if not estimators:
         raise ValueError("fit_many needs at least one estimator and data set, got K = 0")
     if len(estimators) != len(datasets):
@@ -845,12 +859,44 @@ def fit_many(estimators, datasets):
         # data sums, and L-BFGS on a non-convex loss amplifies rounding into another path
         key += (data[i][0].shape[0],)
         groups.setdefault(key, []).append(i)
-    for rows in groups.values():
-        with _torch_threads(estimators[rows[0]].num_threads or 1):
-            _fit_laplace_group([estimators[i] for i in rows], [data[i] for i in rows])
-    for rows in meanfield.values():
-        with _torch_threads(estimators[rows[0]].num_threads or 1):
-            _fit_meanfield_group([estimators[i] for i in rows], [data[i] for i in rows])
+    programs = ([("laplace", rows) for rows in groups.values()]
+                + [("meanfield", rows) for rows in meanfield.values()])
+    if n_jobs == 1:
+        for kind, rows in programs:
+            _fit_program(kind, [estimators[i] for i in rows], [data[i] for i in rows])
+        return estimators
+    parts = []
+    for kind, rows in programs:  # split each program into n_jobs parts of about equal work
+        work = {i: len(data[i][0]) * (estimators[i].max_iter if kind == "laplace"
+                                      else estimators[i].epochs) for i in rows}
+        bins = [[] for _ in range(min(n_jobs, len(rows)))]
+        load = [0] * len(bins)
+        for i in sorted(rows, key=lambda i: -work[i]):  # largest first, to the lightest part
+            b = load.index(min(load))
+            bins[b].append(i)
+            load[b] += work[i]
+        parts += [(load[b], kind, sorted(rows_b)) for b, rows_b in enumerate(bins)]
+    parts.sort(key=lambda p: -p[0])
+    from loky import ProcessPoolExecutor  # fresh interpreters (fork + exec), any __main__
+
+    with ProcessPoolExecutor(min(n_jobs, len(parts))) as pool:
+        futures = [(rows, pool.submit(_fit_program, kind, [estimators[i] for i in rows],
+                                      [data[i] for i in rows]))
+                   for _, kind, rows in parts]
+        for rows, future in futures:
+            for i, fitted in zip(rows, future.result()):
+                estimators[i].__dict__.update(fitted.__dict__)
+    return estimators
+
+
+def _fit_program(kind, estimators, data):
+    """Train ``estimators`` on their prepared ``data`` as one batched program of ``kind``
+    (``"laplace"`` or ``"meanfield"``) with their torch thread setting; returns them."""
+    with _torch_threads(estimators[0].num_threads or 1):
+        if kind == "laplace":
+            _fit_laplace_group(estimators, data)
+        else:
+            _fit_meanfield_group(estimators, data)
     return estimators
 
 
