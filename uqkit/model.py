@@ -10,6 +10,7 @@ Rows with a non-zero status are kept and counted, never dropped. Optional attrib
 samples to it), ``output_names`` and ``describe()`` (a JSON-friendly identity used by the
 study store to refuse mixing results of different models).
 """
+import functools
 import hashlib
 import inspect
 import sys
@@ -137,6 +138,15 @@ def evaluate(model, X):
                        traceback=first_traceback)
 
 
+@functools.lru_cache(maxsize=None)
+def _packages_distributions():
+    """``importlib.metadata.packages_distributions()``, read once per process: it scans every
+    installed distribution (~0.5 s), and a study asks for it once per model description."""
+    from importlib import metadata
+
+    return metadata.packages_distributions()
+
+
 def _versions(module_name):
     """``{distribution: version}`` of the installed distributions providing the top-level
     package of ``module_name`` (empty for a script or a notebook)."""
@@ -144,7 +154,7 @@ def _versions(module_name):
 
     top = module_name.split(".")[0]
     out = {}
-    for dist in metadata.packages_distributions().get(top, []):
+    for dist in _packages_distributions().get(top, []):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:  # pragma: no cover - broken install
