@@ -81,6 +81,87 @@ def neg_log_prior(prior, w, layers):
     return total
 
 
+def neg_log_prior_grad(prior, w, layers):
+    """:func:`neg_log_prior` (K,) and its gradient (K, P) in w, in closed form (a Laplace
+    prior's at w = loc: 0)."""
+    prior = _direct(prior)
+    if isinstance(prior, NormalPrior):
+        c = w - prior.loc
+        return 0.5 * (c * c).sum(1) / prior.scale ** 2, c / prior.scale ** 2
+    if isinstance(prior, LaplacePrior):
+        c = w - prior.loc
+        return c.abs().sum(1) / prior.scale, torch.sign(c) / prior.scale
+    if isinstance(prior, CauchyPrior):
+        u = (w - prior.loc) / prior.scale
+        return torch.log1p(u * u).sum(1), 2.0 * u / (prior.scale * (1.0 + u * u))
+    check_prior(prior)
+    sizes = torch.tensor([b - a for a, b in layers], dtype=w.dtype)
+    layer_of = torch.repeat_interleave(torch.arange(len(layers)), sizes.long())
+    c = w - prior.loc
+    if prior.base == "normal":  # (alpha + P_l / 2) log(beta + |c_l|^2 / 2)
+        A = prior.alpha + 0.5 * sizes
+        den = prior.beta + 0.5 * w.new_zeros(len(w), len(layers)).index_add_(1, layer_of, c * c)
+        return (A * torch.log(den)).sum(1), c * (A / den)[:, layer_of]
+    A = prior.alpha + sizes  # laplace base: (alpha + P_l) log(beta + |c_l|_1)
+    den = prior.beta + w.new_zeros(len(w), len(layers)).index_add_(1, layer_of, c.abs())
+    return (A * torch.log(den)).sum(1), torch.sign(c) * (A / den)[:, layer_of]
+
+
+def map_objective(net, theta, X, Y, mask, priors, regression, noise_prior=None, learn=True):
+    """The MAP objective of K networks and its gradient, by a hand-written backward pass.
+
+    Args:
+        net: the :class:`surrogates.stacked.StackedMLP`; theta: (K, P + k) weights and (for
+            regression) log noise precisions.
+        X: (K, N, d) inputs, Y: (K, N, k) targets or (K, N) labels, mask: (K, N) 1 for the
+            rows that are data, 0 for padding.
+        priors: ``[(prior, rows)]``: each prior and the rows of theta (an int64 tensor) it
+            applies to.
+        regression: Gaussian likelihood with the noise in theta, else categorical;
+            noise_prior: None or the (shape, rate) Gamma prior on each noise precision;
+            learn: False holds the noise (its gradient is zero).
+
+    Returns:
+        (K,) objectives (the negative log joint per data point, up to a constant; module
+        docstring) and their (K, P + k) gradients.
+    """
+    P = net.n_params
+    n = mask.sum(1)
+    w = theta[:, :P]
+    f, cache = net.forward_cached(w, X)
+    if regression:
+        log_tau = theta[:, P:]
+        tau = torch.exp(log_tau)
+        r = (f - Y) * mask.unsqueeze(2)
+        r2 = (r * r).sum(1)  # (K, k)
+        loss = 0.5 * (r2 * tau).sum(1) - 0.5 * n * log_tau.sum(1)
+        g_f = r * tau.unsqueeze(1)
+        g_tau = 0.5 * r2 * tau - 0.5 * n.unsqueeze(1)
+        if noise_prior is not None:
+            a, b = noise_prior
+            loss = loss - ((a - 1.0) * log_tau - b * tau).sum(1)
+            g_tau = g_tau - (a - 1.0) + b * tau
+        if not learn:
+            g_tau = torch.zeros_like(g_tau)
+    else:
+        logp = torch.log_softmax(f, -1)
+        loss = -(logp.gather(2, Y.unsqueeze(2))[..., 0] * mask).sum(1)
+        g_f = torch.exp(logp)
+        g_f.scatter_add_(2, Y.unsqueeze(2), -torch.ones_like(g_f[..., :1]))
+        g_f = g_f * mask.unsqueeze(2)
+        g_tau = theta[:, P:]  # (K, 0)
+    g_w = net.backward(w, cache, g_f)
+    for prior, rows in priors:
+        if len(rows) == len(theta):
+            pen, g_pen = neg_log_prior_grad(prior, w, net.layers)
+            loss, g_w = loss + pen, g_w + g_pen
+        elif len(rows):
+            pen, g_pen = neg_log_prior_grad(prior, w[rows], net.layers)
+            loss = loss.index_add(0, rows, pen)
+            g_w = g_w.index_add(0, rows, g_pen)
+    return loss / n, torch.cat([g_w, g_tau], 1) / n.unsqueeze(1)
+
+
 def prior_location(prior):
     """The location the prior centres the weights on (0 for the package's priors)."""
     return float(getattr(_direct(prior), "loc", 0.0))
@@ -190,7 +271,6 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
     for p in priors:
         check_prior(p)
     X, mask = _pad(xs, torch.float64)
-    n = mask.sum(1)
     P = net.n_params
     regression = task == "regression"
     if regression:
@@ -206,40 +286,18 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
     group_of = torch.empty(K, dtype=torch.long)  # member -> its prior's group
     for gi, (_, rows) in enumerate(groups):
         group_of[rows] = gi
+    full_groups = [(p, torch.tensor(rows)) for p, rows in groups]
     log_tau0 = -2.0 * math.log(noise_std)
 
     def fun(theta, idx, learn=learn_noise):
         """Objectives and gradients of the members idx (sorted) at their rows theta."""
         if len(idx) == K:
-            Xs, Ys, ms, ns, gs = X, Y, mask, n, group_of
-        else:
-            Xs, Ys, ms, ns, gs = X[idx], Y[idx], mask[idx], n[idx], group_of[idx]
-        theta = theta.detach().requires_grad_(True)
-        w = theta[:, :P]
-        f = net.forward(w, Xs)
-        if regression:
-            log_tau = theta[:, P:]
-            r2 = ((Ys - f) ** 2 * ms[:, :, None]).sum(1)  # (K, k)
-            loss = 0.5 * (r2 * torch.exp(log_tau)).sum(1) - 0.5 * ns * log_tau.sum(1)
-            if noise_prior is not None:
-                a, b = noise_prior
-                loss = loss - ((a - 1.0) * log_tau - b * torch.exp(log_tau)).sum(1)
-        else:
-            logp = torch.log_softmax(f, -1).gather(2, Ys.unsqueeze(2))[..., 0]
-            loss = -(logp * ms).sum(1)
-        if len(groups) == 1:
-            pen = neg_log_prior(groups[0][0], w, net.layers)
-        else:
-            pen = torch.zeros_like(loss)
-            for gi, (p, _) in enumerate(groups):
-                rows = (gs == gi).nonzero()[:, 0]
-                if len(rows):
-                    pen = pen.index_add(0, rows, neg_log_prior(p, w[rows], net.layers))
-        loss = (loss + pen) / ns
-        (g,) = torch.autograd.grad(loss.sum(), theta)
-        if regression and not learn:
-            g[:, P:] = 0.0
-        return loss.detach(), g
+            return map_objective(net, theta, X, Y, mask, full_groups, regression,
+                                 noise_prior, learn)
+        gs = group_of[idx]
+        rows = [(p, (gs == gi).nonzero()[:, 0]) for gi, (p, _) in enumerate(groups)]
+        return map_objective(net, theta, X[idx], Y[idx], mask[idx], rows, regression,
+                             noise_prior, learn)
 
     w0 = net.init(seeds)
     theta0 = torch.cat([w0, torch.full((K, k_tau), log_tau0, dtype=torch.float64)], 1)

@@ -134,6 +134,36 @@ class StackedMLP:
                 h = self._act(h)
         return h
 
+    def forward_cached(self, w, x):
+        """(K, N, k) outputs of the K networks w (K, P) at x (K, N, d), and what
+        :meth:`backward` needs (each layer's input and pre-activation)."""
+        h, ins, zs = x, [], []
+        last = len(self.layers) - 1
+        for l in range(len(self.layers)):
+            W, b = self.split(w, l)
+            ins.append(h)
+            z = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2))
+            zs.append(z)
+            h = self._act(z) if l < last else z
+        return h, (ins, zs)
+
+    def backward(self, w, cache, g):
+        """(K, P) gradient of ``sum(g * f)`` in the weights, f the outputs of
+        :meth:`forward_cached` (its ``cache``) and g (K, N, k): backpropagation by hand,
+        per layer ``dW = g^T h``, ``db = sum_n g``, ``g <- (g W) * act'``."""
+        ins, zs = cache
+        parts = []
+        for l in range(len(self.layers) - 1, -1, -1):
+            W, _ = self.split(w, l)
+            parts.append(g.sum(1))
+            parts.append(torch.bmm(g.transpose(1, 2), ins[l]).flatten(1))
+            if l:
+                gh = torch.bmm(g, W)
+                h = ins[l]
+                g = (torch.ops.aten.tanh_backward(gh, h) if self.activation == "tanh"
+                     else gh * self._act_grad(zs[l - 1], h))
+        return torch.cat(parts[::-1], 1)
+
     def forward_one(self, w, x):
         """(N, k) outputs of one network w (P,) at x (N, d)."""
         return self.forward(w.unsqueeze(0), x.unsqueeze(0))[0]
