@@ -121,16 +121,16 @@ def discretisation_levels(nx, ny):
     return 0
 
 
-def discretisation_error(study):
-    """The FE mesh's own error at the mean inputs: w on the study's mesh and on meshes refined
-    by 2 (four, or three if four do not fit in memory), Richardson-extrapolated
-    (:func:`fem.convergence`). Returns per probe the mesh value, the limit, the relative error,
-    the observed order and whether it has settled."""
+def discretisation_error(nx, ny):
+    """The FE mesh's own error at the mean inputs: w on the study's mesh (nx x ny elements) and
+    on meshes refined by 2 (four, or three if four do not fit in memory), Richardson-
+    extrapolated (:func:`fem.convergence`). Returns per probe the mesh value, the limit, the
+    relative error, the observed order and whether it has settled."""
     from fem import Membrane, convergence
 
     mean = dict(zip(table3().names, table3().mean()))
-    c = convergence(Membrane(**mean, nx=study.nx, ny=study.ny, probe_frame="relative"),
-                    levels=discretisation_levels(study.nx, study.ny))
+    c = convergence(Membrane(**mean, nx=nx, ny=ny, probe_frame="relative"),
+                    levels=discretisation_levels(nx, ny))
     return {"meshes": c.meshes, **{
         p: {"w": c.values[p][0], "limit": c.extrapolated[p],
             "relative_error": c.relative_error(p), "order": c.order[p],
@@ -302,9 +302,29 @@ def _uq_task(task):
     return {"fit_seconds": seconds}
 
 
+def _load_paths_task(task):
+    """The FE load paths of Fig. 7a: ``n_paths`` random inputs (seed ``seed``), 60 increments
+    each; per converged path the probes' deflections w (increments x probes) and the
+    pressures p (increments), in the FE units."""
+    from fem import Membrane
+
+    n_paths, seed = task
+    out = []
+    for row in sample(table3(), n_paths, seed=seed).values:
+        r = Membrane(*row, probe_frame="relative").solve(increments=60)
+        if r.converged:
+            out.append({"probes": list(r.probes), "w": r.path_w.tolist(),
+                        "pressure": (r.path_load * r.membrane.p).tolist()})
+    return out
+
+
 def _train(task):
+    """One task of the study's pool: Table-4 fits of one size, their baselines, the UQ fits,
+    the FE discretisation check or the Fig. 7a load paths."""
     kind, payload = task
-    return {"table": _table_task, "baselines": _baseline_task, "uq": _uq_task}[kind](payload)
+    return {"table": _table_task, "baselines": _baseline_task, "uq": _uq_task,
+            "discretisation": lambda nxy: discretisation_error(*nxy),
+            "load_paths": _load_paths_task}[kind](payload)
 
 
 def fit_settings(study, model):
@@ -380,8 +400,12 @@ def run(study, log=print):
                         bdl_settings(study.n_uq_train, study, 100 * s + 99),
                         uq_paths[prior_name]))
     tasks[key] = ("uq", members)
-    # largest first, so that the longest tasks do not start last
-    order = sorted(tasks, key=lambda k: -int(k.split("-")[-1]))
+    # the FE mesh check and the Fig. 7a paths (a few seconds of FE solves each) run beside
+    # the fits rather than after them in this process
+    tasks["discretisation"] = ("discretisation", (study.nx, study.ny))
+    tasks["load-paths"] = ("load_paths", (study.n_paths, 1000 * s + 5))
+    # largest first, so that the longest tasks do not start last (the FE tasks: last)
+    order = sorted(tasks, key=lambda k: -int(k.split("-")[-1]) if k[-1].isdigit() else 0)
     groups, computed = cached_map(
         _train, {k: (dict(settings, task=k), tasks[k]) for k in order}, cache,
         study.workers, study.progress, "train surrogates")
@@ -412,14 +436,17 @@ def run(study, log=print):
             f"predictions x 50 posterior draws in {predict_s:.1f} s")
 
     report = _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loaded,
-                     fe_failed, truth_seconds, t_start)
+                     fe_failed, truth_seconds, t_start, groups["discretisation"])
     report["baselines"] = {name: {str(n): baselines[n][name] for n in study.train_sizes}
                            for name in ("GP", "PCE", "PR")}
     report["fit_seconds"] = {"table": {str(n): next(iter(groups[f"table-{n}"].values()))[
         "group_fit_seconds"] for n in study.train_sizes}, "uq": groups[key]["fit_seconds"]}
-    from .membrane_report import write_report
+    from .membrane_report import figures, write_report
 
-    write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index)
+    report["figures"] = figures(study, uq, Wt, Wv, fits, fig_index, groups["load-paths"])
+    # the whole study but the writing of its report files
+    report["timings"]["total_seconds"] = time.perf_counter() - t_start
+    write_report(study, report)
     log(f"report: {os.path.join(study.out, 'report.md')}")
     return report
 
@@ -442,7 +469,7 @@ def _table(fits, study):
 
 
 def _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loaded, fe_failed,
-            truth_seconds, t_start):
+            truth_seconds, t_start, discretisation):
     primary = "hierarchical" if "hierarchical" in uq else next(iter(uq))
     stats_truth = {p: describe(Wt[:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
                    for j, p in enumerate(PROBES)}
@@ -484,6 +511,6 @@ def _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loade
         "fe_runs_computed": fe_computed,
         "fe_runs_loaded": fe_loaded,
         "fe_runs_failed": fe_failed,
-        "discretisation": discretisation_error(study),
+        "discretisation": discretisation,
         "timings": timings,
     }

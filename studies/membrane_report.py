@@ -9,13 +9,15 @@ from .common import figure_section, pyplot, save_figure, write_reports
 PROBES = ("p1", "p2", "p3")
 
 
-def write_report(study, report, uq, Wt, Xv, Wv, fits, fig_index):
-    figures = {
-        "fig7a": fig_load_paths(study),
-        "fig7c": fig_predictive(study, fits, Wv, fig_index),
-        "fig8": fig_kde(study, uq, Wt),
-    }
-    report["figures"] = figures
+def figures(study, uq, Wt, Wv, fits, fig_index, load_paths):
+    """Draw the study's figures into its directory; returns {name: file}."""
+    return {"fig7a": fig_load_paths(study, load_paths),
+            "fig7c": fig_predictive(study, fits, Wv, fig_index),
+            "fig8": fig_kde(study, uq, Wt)}
+
+
+def write_report(study, report):
+    """Write report.json and report.md (``report["figures"]`` from :func:`figures`)."""
     write_reports(study.out, report, markdown(study, report), log=lambda *_: None)
 
 
@@ -180,19 +182,19 @@ def _nominal_strain(study):
     return Membrane(**mean, nx=study.nx, ny=study.ny, probe_frame="relative").solve().max_strain()
 
 
-def fig_load_paths(study):
+def fig_load_paths(study, load_paths):
+    """Fig. 7a from the converged load paths of ``studies.membrane._load_paths_task``."""
     plt = pyplot()
 
-    from fem import Membrane, plot_load_paths
-    from uqkit.sampling import sample
-
-    X = sample(table3(), study.n_paths, seed=1000 * study.seed + 5).values
-    results = [Membrane(*row, probe_frame="relative").solve(increments=60) for row in X]
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     for ax, p in zip(axes, PROBES):
-        plot_load_paths([r for r in results if r.converged], probe=p, ax=ax, color="C0",
-                        alpha=0.5)
-        ax.set_title(f"w({p}), {study.n_paths} random inputs")
+        for path in load_paths:
+            w = np.asarray(path["w"])[:, path["probes"].index(p)]
+            ax.plot(-w, path["pressure"], color="C0", alpha=0.5, lw=0.8)
+        ax.set_xlabel(f"downward deflection -w({p}) (length units)")
+        ax.set_ylabel("pressure p (force / length^2)")
+        ax.grid(alpha=0.3)
+        ax.set_title(f"w({p}), {len(load_paths)} of {study.n_paths} random inputs")
     fig.suptitle("Load-displacement paths scattered by the random inputs (cf. paper Fig. 7a)")
     return save_figure(fig, study.out, "fig7a_load_paths.png", 110)
 
@@ -227,7 +229,7 @@ def fig_kde(study, uq, Wt):
         grid = np.linspace(lo_x - pad, hi_x + pad, 300)
         ax.plot(grid, kde(Wt[:, j], grid)[1], "k-", lw=2.2, label=f"FE truth ({len(Wt)})")
         for k, (pr, u) in enumerate(uq.items()):
-            dens = np.array([kde(d, grid, max_points=20_000)[1] for d in u["samples"][:20, :, j]])
+            dens = np.array([kde(d, grid)[1] for d in u["samples"][:20, :, j]])
             ax.fill_between(grid, *np.quantile(dens, [0.025, 0.975], axis=0), color=f"C{k}",
                             alpha=0.25)
             ax.plot(grid, kde(u["mean"][:, j], grid)[1], "--", color=f"C{k}", lw=1.5,

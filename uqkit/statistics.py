@@ -84,16 +84,52 @@ def ecdf(y):
     return y, np.arange(1, len(y) + 1) / len(y)
 
 
-def kde(y, grid=None, n_grid=256, max_points=50_000, seed=0):
-    """Gaussian kernel density estimate (scipy, Scott's bandwidth) on ``grid``; large samples
-    are thinned to ``max_points`` for speed. Returns (grid, density)."""
+def kde(y, grid=None, n_grid=256, bins_per_bandwidth=64):
+    """Gaussian kernel density estimate of the whole sample y on ``grid`` (default:
+    ``n_grid`` points over the sample's range and 10% either side). Returns (grid, density).
+
+    The bandwidth is Scott's, as ``scipy.stats.gaussian_kde``'s: ``h = std(y) n^(-1/5)``. The
+    sum over the sample is computed by linear binning onto a regular mesh of spacing
+    ``h / bins_per_bandwidth`` and an FFT convolution with the kernel (Silverman 1982; Wand &
+    Jones 1995, ch. 3), O(n + m log m) for m mesh points, then linear interpolation to the
+    grid: within 1e-4 of the direct sum's peak density at the default spacing (tested), where
+    the direct sum costs n x len(grid) kernel evaluations (seconds for 1e5 samples).
+
+    Example:
+        >>> import numpy as np
+        >>> x, f = kde(np.random.default_rng(0).normal(size=100_000), np.array([0.0]))
+        >>> round(float(f[0]), 2)  # 1 / sqrt(2 pi) = 0.399
+        0.39
+    """
+    from scipy.signal import fftconvolve
+
     y = _clean(y)
-    if len(y) > max_points:
-        y = np.random.default_rng(seed).choice(y, max_points, replace=False)
+    n = len(y)
+    sd = y.std(ddof=1)
+    if not sd > 0:
+        raise ValueError(f"kde needs a sample that is not constant (all {n} values are "
+                         f"{y[0]!r})")
+    h = sd * n ** -0.2
     if grid is None:
         pad = 0.1 * (y.max() - y.min())
         grid = np.linspace(y.min() - pad, y.max() + pad, n_grid)
-    return grid, stats.gaussian_kde(y)(grid)
+    grid = np.asarray(grid, dtype=float)
+    lo = min(y.min(), grid.min()) - 6.0 * h
+    hi = max(y.max(), grid.max()) + 6.0 * h
+    delta = h / float(bins_per_bandwidth)
+    m = int(np.ceil((hi - lo) / delta)) + 2
+    if m > 1 << 24:
+        raise ValueError(f"kde: the sample and grid span {hi - lo:.3g}, {m} bandwidths / "
+                         f"{bins_per_bandwidth}: too wide a range for one bandwidth of {h:.3g}")
+    pos = (y - lo) / delta
+    i = np.floor(pos).astype(np.int64)
+    frac = pos - i
+    counts = (np.bincount(i, weights=1.0 - frac, minlength=m + 1)
+              + np.bincount(i + 1, weights=frac, minlength=m + 1))[:m]
+    half = int(np.ceil(6.0 * bins_per_bandwidth))  # the kernel to 6 bandwidths
+    kern = np.exp(-0.5 * (np.arange(-half, half + 1) / bins_per_bandwidth) ** 2)
+    dens = fftconvolve(counts, kern, mode="same") / (n * h * np.sqrt(2.0 * np.pi))
+    return grid, np.interp(grid, lo + delta * np.arange(m), np.maximum(dens, 0.0))
 
 
 def ks_statistic(a, b):

@@ -47,6 +47,27 @@ def test_ecdf_kde():
     assert dens[0] == pytest.approx(1 / np.sqrt(2 * np.pi), rel=0.03)
 
 
+@pytest.mark.parametrize("kind", ["normal", "bimodal", "student-t"])
+def test_binned_kde_matches_the_direct_sum(kind):
+    """The FFT-binned KDE against scipy's direct sum with the same (Scott) bandwidth, on a
+    grid wider than the sample and on one inside it."""
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    y = {"normal": rng.normal(size=3000),
+         "bimodal": np.concatenate([rng.normal(-3, 0.2, 1000), rng.gamma(2, 1, 2000)]),
+         "student-t": rng.standard_t(3, 5000)}[kind]
+    for grid in (np.linspace(y.min() - 1, y.max() + 1, 500), np.linspace(-1, 1, 7)):
+        ref = stats.gaussian_kde(y)(grid)
+        _, dens = S.kde(y, grid)
+        assert np.abs(dens - ref).max() <= 1e-4 * ref.max()
+
+
+def test_kde_of_a_constant_sample_is_refused():
+    with pytest.raises(ValueError, match="not constant.*2.5"):
+        S.kde(np.full(10, 2.5))
+
+
 def test_non_finite_values_are_refused():
     with pytest.raises(ValueError, match="1 non-finite values"):
         S.describe([1.0, np.nan, 2.0])
