@@ -106,7 +106,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         (``{name: result}``, number of tasks computed now). Each result is saved the moment
         it is ready, so an interrupted call loses only the tasks that were running.
     """
-    from .executors import iter_completed, make_executor
+    from .executors import check_interrupt, interrupt_guard, iter_completed, make_executor
     from .model import identity_key
 
     results, todo = {}, {}
@@ -130,16 +130,19 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         if bar is not None:
             bar.update(1)
 
+    # a Ctrl-C whose KeyboardInterrupt Python drops still stops it (see interrupt_guard)
     try:
-        if workers == 1 or len(todo) == 1:
-            for name, (_, payload) in list(todo.items()):
-                finish(name, fn(payload))
-        else:
-            with make_executor("local", workers=min(workers, len(todo)),
-                               code_key=identity_key(fn)) as ex:
-                futures = {ex.submit(fn, payload): name for name, (_, payload) in todo.items()}
-                for fut in iter_completed(futures):
-                    finish(futures[fut], fut.result())
+        with interrupt_guard():
+            if workers == 1 or len(todo) == 1:
+                for name, (_, payload) in list(todo.items()):
+                    check_interrupt()
+                    finish(name, fn(payload))
+            else:
+                with make_executor("local", workers=min(workers, len(todo)),
+                                   code_key=identity_key(fn)) as ex:
+                    futures = {ex.submit(fn, payload): name for name, (_, payload) in todo.items()}
+                    for fut in iter_completed(futures):
+                        finish(futures[fut], fut.result())
     finally:
         if bar is not None:
             bar.close()

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .executors import (SerialExecutor, check_picklable, cpu_count, iter_completed,
-                        make_executor)
+from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_count,
+                        interrupt_guard, iter_completed, make_executor)
 from .model import RAISED, ModelOutput, describe_model, evaluate, identity_key, stack_values
 from .sampling import Samples
 from .store import StudyStore
@@ -238,6 +238,15 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
             environment or a bug: nothing of it is stored).
         PropagationInterrupted: Ctrl-C; every finished chunk was saved first.
     """
+    # a Ctrl-C whose KeyboardInterrupt Python drops (raised in code the garbage collector
+    # runs) still stops the run
+    with interrupt_guard():
+        return _propagate(model, samples, executor, workers, dask, chunk_size, store, settings,
+                          progress, retry_failed)
+
+
+def _propagate(model, samples, executor, workers, dask, chunk_size, store, settings, progress,
+               retry_failed):
     t0 = time.perf_counter()
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
@@ -391,8 +400,10 @@ class _Run:
         if isinstance(ex, SerialExecutor):
             # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
             for i in order:
+                check_interrupt()
                 self._finish(i, _run_chunk(self.model, self.task_inputs(i)))
             return
+        check_interrupt()  # one dropped while the run was being set up
         futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i)): i for i in order}
         try:
             for fut in iter_completed(futures):
