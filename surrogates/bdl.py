@@ -142,6 +142,37 @@ def _torch_threads(n):
         torch.set_num_threads(threads)
 
 
+def _epoch_bar(progress, epochs, desc):
+    """A tqdm bar over ``epochs`` epochs per the estimators' ``progress`` setting (False: none;
+    None: on a terminal, once a fit has run for ``PROGRESS_DELAY`` seconds; True: at once)."""
+    if progress is False:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=epochs, desc=desc, unit="epoch", dynamic_ncols=True,
+                delay=PROGRESS_DELAY if progress is None else 0.0,
+                disable=None if progress is None else False)
+
+
+def _start_full_batch_fit(est, X, Y, dtype, drop):
+    """Begin a fit of ``est`` on every row of (X, Y) (no validation rows): forget the
+    recalibration and the attributes ``drop`` (another trainer's fitted state), fit the input
+    and (regression) output scalers; returns the scaled X and Y as ``dtype`` tensors (class
+    indices as int64 for classification)."""
+    est.variance_scale_ = None
+    for name in drop:
+        est.__dict__.pop(name, None)
+    scaler = Standardizer if est.standardize else IdentityScaler
+    est.validation_rows_ = np.empty(0, dtype=np.int64)
+    est.x_scaler_ = scaler().fit(X)
+    x = torch.as_tensor(est.x_scaler_.transform(X), dtype=dtype)
+    if est._task == "regression":
+        est.y_scaler_ = scaler().fit(Y)
+        return x, torch.as_tensor(est.y_scaler_.transform(Y), dtype=dtype)
+    est.y_scaler_ = None
+    return x, torch.as_tensor(Y, dtype=torch.int64)
+
+
 def _is_int(v, minimum):
     return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= minimum
 
@@ -441,13 +472,7 @@ class _BaseBDL(BaseEstimator):
         n_trace = min(int(self.trace_weights), guide.n_params)
         best, best_state, bad_evals = math.inf, None, 0
         bs = min(int(self.batch_size), n_tr)
-        bar = None
-        if self.progress is not False:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=self.epochs, desc="BDL fit", unit="epoch", dynamic_ncols=True,
-                       delay=PROGRESS_DELAY if self.progress is None else 0.0,
-                       disable=None if self.progress is None else False)
+        bar = _epoch_bar(self.progress, self.epochs, "BDL fit")
         self.stopped_epoch_ = self.epochs
         for epoch in range(1, self.epochs + 1):
             kl_weight = self._kl_weight_at(epoch)
@@ -737,18 +762,9 @@ def _fit_laplace_group(estimators, data):
     first = estimators[0]
     xs, ys, priors, seeds = [], [], [], []
     for est, (X, Y) in zip(estimators, data):
-        est.variance_scale_ = None
-        est.__dict__.pop("model_", None)
-        scaler = Standardizer if est.standardize else IdentityScaler
-        est.validation_rows_ = np.empty(0, dtype=np.int64)
-        est.x_scaler_ = scaler().fit(X)
-        xs.append(torch.as_tensor(est.x_scaler_.transform(X), dtype=torch.float64))
-        if est._task == "regression":
-            est.y_scaler_ = scaler().fit(Y)
-            ys.append(torch.as_tensor(est.y_scaler_.transform(Y), dtype=torch.float64))
-        else:
-            est.y_scaler_ = None
-            ys.append(torch.as_tensor(Y, dtype=torch.int64))
+        x, y = _start_full_batch_fit(est, X, Y, torch.float64, drop=("model_",))
+        xs.append(x)
+        ys.append(y)
         priors.append(copy.deepcopy(make_prior(est.prior)))
         seeds.append(int(est.seed))
     k = data[0][1].shape[1] if first._task == "regression" else len(first.classes_)
@@ -792,9 +808,10 @@ def fit_many(estimators, datasets, n_jobs=None):
 
     With ``n_jobs`` > 1 the batched programs are split into parts of about equal work, as
     many parts per program as processes, and the parts run in ``n_jobs`` worker processes
-    (loky's: fresh interpreters; torch with the members' ``num_threads`` there): a member's fit does not depend
-    on its batch-mates, so it is the same (to rounding) however its program is split
-    (tested). Worth it when the fits take longer than a worker's start (~2 s: importing torch).
+    (loky's: fresh interpreters; torch with the members' ``num_threads`` there): a member's
+    fit does not depend on its batch-mates, so it is the same (to rounding) however its
+    program is split (tested). Worth it when the fits take longer than a worker's start
+    (~3 s: importing torch).
 
     Args:
         estimators: K unfitted (or refittable) :class:`BDL` / :class:`BDLClassifier` objects.
@@ -932,38 +949,22 @@ def _fit_meanfield_group(estimators, data):
     first = estimators[0]
     members, priors = [], []
     for est, (X, Y) in zip(estimators, data):
-        est.variance_scale_ = None
-        for name in ("laplace_", "net_"):
-            est.__dict__.pop(name, None)
-        scaler = Standardizer if est.standardize else IdentityScaler
-        est.validation_rows_ = np.empty(0, dtype=np.int64)
-        est.x_scaler_ = scaler().fit(X)
-        est.y_scaler_ = scaler().fit(Y)
+        x, y = _start_full_batch_fit(est, X, Y, torch.float32, drop=("laplace_", "net_"))
         prior = copy.deepcopy(make_prior(est.prior))
         priors.append(prior)
         members.append(meanfield_batched.Member(
-            torch.as_tensor(est.x_scaler_.transform(X), dtype=torch.float32),
-            torch.as_tensor(est.y_scaler_.transform(Y), dtype=torch.float32),
-            seed=est.seed, epochs=est.epochs, lr=est.lr, lr_step=est.lr_step,
+            x, y, seed=est.seed, epochs=est.epochs, lr=est.lr, lr_step=est.lr_step,
             lr_gamma=est.lr_gamma, kl_weight=est.kl_weight, kl_anneal=est.kl_anneal,
             prior=meanfield_batched.direct_prior(prior), init_std=est.init_std,
             noise_std=est.noise_std, noise_prior=est.noise_prior))
     sizes = (data[0][0].shape[1], *first.hidden, data[0][1].shape[1])
-    bar = progress = None
-    if first.progress is not False:
-        from tqdm.auto import tqdm
-
-        epochs = max(est.epochs for est in estimators)
-        bar = tqdm(total=epochs, desc="BDL fit" if len(estimators) == 1 else
-                   f"BDL fit x{len(estimators)}", unit="epoch", dynamic_ncols=True,
-                   delay=PROGRESS_DELAY if first.progress is None else 0.0,
-                   disable=None if first.progress is None else False)
-
-        def progress(frac):
-            bar.update(int(round(frac * epochs)) - bar.n)
+    epochs = max(est.epochs for est in estimators)
+    bar = _epoch_bar(first.progress, epochs, "BDL fit" if len(estimators) == 1 else
+                     f"BDL fit x{len(estimators)}")
     try:
-        results = meanfield_batched.train(sizes, members, first.n_samples, first.batch_size,
-                                          bool(first.learn_noise), progress)
+        results = meanfield_batched.train(
+            sizes, members, first.n_samples, first.batch_size, bool(first.learn_noise),
+            None if bar is None else lambda frac: bar.update(int(round(frac * epochs)) - bar.n))
     finally:
         if bar is not None:
             bar.close()

@@ -34,6 +34,7 @@ The whole GGN is kept (P = 838 for the paper's 5-30-15-10-3 net): with
 smaller than P), ``Sigma = D^-1/2 (I - U diag(lam / (1 + lam)) U^T) D^-1/2`` and a draw is
 ``D^-1/2 (e - U diag(1 - (1 + lam)^-1/2) U^T e)``, e ~ N(0, I) (its covariance is Sigma).
 """
+import functools
 import math
 from dataclasses import dataclass
 
@@ -81,6 +82,14 @@ def neg_log_prior(prior, w, layers):
     return total
 
 
+@functools.lru_cache(maxsize=None)
+def _slice_index(slices):
+    """(P,) index of the slice ``(a, b)`` of ``slices`` (a tuple covering 0..P) each weight
+    falls in: a network layout's layers or parameter tensors, computed once per layout (the
+    MAP objective asks for it at every evaluation). Read-only."""
+    return evidence._group_index(slices, slices[-1][1])
+
+
 def neg_log_prior_grad(prior, w, layers):
     """:func:`neg_log_prior` (K,) and its gradient (K, P) in w, in closed form (a Laplace
     prior's at w = loc: 0)."""
@@ -96,7 +105,7 @@ def neg_log_prior_grad(prior, w, layers):
         return torch.log1p(u * u).sum(1), 2.0 * u / (prior.scale * (1.0 + u * u))
     check_prior(prior)
     sizes = torch.tensor([b - a for a, b in layers], dtype=w.dtype)
-    layer_of = torch.repeat_interleave(torch.arange(len(layers)), sizes.long())
+    layer_of = _slice_index(tuple(layers))
     c = w - prior.loc
     if prior.base == "normal":  # (alpha + P_l / 2) log(beta + |c_l|^2 / 2)
         A = prior.alpha + 0.5 * sizes
@@ -363,8 +372,7 @@ def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=Tr
         c, tau = evidence.maximise(R, rows, groups, q, sse, tau, learn_noise=learn_noise)
     else:
         c = torch.full((len(groups),), float(scale), dtype=torch.float64)
-    cv = torch.cat([torch.full((b - a,), float(cg), dtype=torch.float64)
-                    for (a, b), cg in zip(groups, c)])
+    cv = c.to(torch.float64)[_slice_index(tuple(groups))]
     A = R * torch.sqrt(tau[rows])[:, None] * torch.rsqrt(cv)  # whitened by C D
     if A.shape[0] < P:  # Gram trick: eigenpairs of A A^T give those of A^T A
         lam, V = torch.linalg.eigh(A @ A.T)
