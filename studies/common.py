@@ -116,8 +116,9 @@ def fit_restarts(make, datasets, restarts):
     of data set i (its seed differing per restart), all as one :func:`surrogates.fit_many`
     program; keep, per data set, the restart with the lowest MAP objective (the training
     objective its L-BFGS reached, ``laplace_.objective``; never held-out data; other
-    estimators, such as mean-field ones, are fitted once, ``restarts=1``). Returns ``(models, objectives)``: the chosen models and, per
-    data set, every restart's objective (NaN for a mean-field fit)."""
+    estimators, such as mean-field ones, are fitted once, ``restarts=1``). Returns
+    ``(models, objectives)``: the chosen models and, per data set, every restart's objective
+    (NaN for a mean-field fit)."""
     from surrogates import fit_many
 
     ests = [make(i, r) for i in range(len(datasets)) for r in range(restarts)]

@@ -2,15 +2,16 @@
 
 Methods: PR (degree 11), SVR (RBF, gamma = 1 in raw x, tol 1e-4), NN (1 x 20 tanh; by default
 full-batch L-BFGS for ``max_iter`` iterations with weight decay 1e-6, the optimiser of the
-BDLs' MAP networks), PCE (order 11), GP, and two Bayesian 1-20-1 tanh networks: BDL (the paper's N(0, 0.1) prior) and
-BDL-hierarchical (the hierarchical prior N(0, s^2), s^2 ~ IG(1, 1) per layer). By default both
-are Laplace BDLs (``inference="laplace"``): the MAP network trained by full-batch L-BFGS, then the
-untempered linearised Laplace posterior (the exact-Bayes counterpart of the ELBO with KL weight
-1); ``restarts`` initialisations per fit, the one with the lowest training objective kept
-(:func:`studies.common.fit_restarts`); every seed's and noise level's fits train as one batched
-program (:func:`surrogates.fit_many`). ``--paper`` trains both by the paper's mean-field
-variational inference (exact ELBO) and adds BDL-warm and BDL-tempered (a MAP warm start, then
-the exact ELBO, or the ELBO with its KL term weighted by ``tempered_kl``).
+BDLs' MAP networks), PCE (order 11), GP, and two Bayesian 1-20-1 tanh networks: BDL (the
+paper's N(0, 0.1) prior) and BDL-hierarchical (the hierarchical prior N(0, s^2), s^2 ~ IG(1, 1)
+per layer). By default both are Laplace BDLs (``inference="laplace"``): the MAP network trained
+by full-batch L-BFGS, then the untempered linearised Laplace posterior (the exact-Bayes
+counterpart of the ELBO with KL weight 1); ``restarts`` initialisations per fit, the one with
+the lowest training objective kept (:func:`studies.common.fit_restarts`); every seed's and
+noise level's fits train as one batched program (:func:`surrogates.fit_many`). ``--paper``
+trains both by the paper's mean-field variational inference (exact ELBO) and adds BDL-warm
+and BDL-tempered (a MAP warm start, then the exact ELBO, or the ELBO with its KL term weighted
+by ``tempered_kl``).
 
 Every cell is the mean +- std over seeds, each seed redrawing the training data. R^2 is reported
 on the whole test grid in (-10, 10), on the part of it inside the training points' range
@@ -66,14 +67,14 @@ class RegressionStudy:
     BDL rows by mean-field variational inference (``bdl_epochs`` Adam epochs), plus BDL-warm
     and BDL-tempered.
 
-    ``max_iter`` and ``restarts``: L-BFGS iterations (also of the NN row) and initialisations per
-    fit of the default (Laplace) BDL rows; ``noise``: ``"evidence"`` (their noise precision and the prior
-    precision of each parameter tensor set by the Laplace evidence at the MAP weights,
-    ``BDL(laplace_prior_scale="evidence")``, :mod:`surrogates.evidence`) or ``"map"`` (the MAP
-    fit's noise and the prior's own precision, ``laplace_prior_scale=1``). ``bdl_epochs`` trains the
-    ``--paper`` BDL rows; BDL-warm and BDL-tempered spend two thirds of it on the MAP warm start
-    and as many epochs again on variational inference. ``tempered_kl`` weights the KL term of
-    BDL-tempered.
+    ``max_iter`` and ``restarts``: L-BFGS iterations (also of the NN row) and initialisations
+    per fit of the default (Laplace) BDL rows; ``noise``: ``"evidence"`` (their noise precision
+    and the prior precision of each parameter tensor set by the Laplace evidence at the MAP
+    weights, ``BDL(laplace_prior_scale="evidence")``, :mod:`surrogates.evidence`) or ``"map"``
+    (the MAP fit's noise and the prior's own precision, ``laplace_prior_scale=1``).
+    ``bdl_epochs`` trains the ``--paper`` BDL rows; BDL-warm and BDL-tempered spend two thirds
+    of it on the MAP warm start and as many epochs again on variational inference.
+    ``tempered_kl`` weights the KL term of BDL-tempered.
     """
 
     out: str

@@ -18,7 +18,7 @@ evidence is, up to a constant,
 Its gradient in the log parameters is
 
     d log Z / d log c_g   = (gamma_g - c_g q_g) / 2,   gamma_g = P_g - c_g tr_g(H^-1),
-    d log Z / d log tau_j = (n_j - gamma_j - tau_j SSE_j) / 2,   gamma_j = tau_j tr(H^-1 R_j^T R_j),
+    d log Z / d log tau_j = (n_j - gamma_j - tau_j SSE_j) / 2,  gamma_j = tau_j tr(H^-1 R_j^T R_j),
 
 H = C + R^T T R, the gammas counting the parameters the data determine: at the optimum each
 group's precision is its determined count over its squared weights, and each noise variance
@@ -155,8 +155,9 @@ def maximise(R, row_output, groups, q, sse=None, tau=None, learn_noise=True,
              bounds=(1e-6, 1e6), gtol=1e-3):
     """The prior-precision factors c (G,) and noise precisions tau (k,) that maximise the
     Laplace evidence (module docstring), from c = 1 and the given tau: by L-BFGS-B on their
-    logarithms in data space (N <= P / 2), by :meth:`LaplaceEvidence.newton` otherwise. Without ``sse`` (classification) or with ``learn_noise=False``, tau stays
-    as given (ones if None). Each c_g is kept within ``bounds``; ``gtol`` bounds the
+    logarithms in data space (N <= P / 2), by :meth:`LaplaceEvidence.newton` otherwise.
+    Without ``sse`` (classification) or with ``learn_noise=False``, tau stays as given (ones if
+    None). Each c_g is kept within ``bounds``; ``gtol`` bounds the
     gradient at the optimum (half the gap ``gamma - c q``, in numbers of parameters).
 
     Returns:
