@@ -85,11 +85,15 @@ class LaplaceEvidence:
         c, tau = torch.exp(log_c), torch.exp(log_tau)
         if self.dual:
             s = torch.sqrt(tau[self.row_output])
-            K = (self.blocks / c[:, None, None]).sum(0) * s[:, None] * s[None, :]
-            L = torch.linalg.cholesky(K + torch.eye(len(s), dtype=K.dtype))
+            ss = s[:, None] * s[None, :]
+            N = len(s)
+            flat = self.blocks.reshape(len(c), -1)  # sums over the groups: one gemv each
+            K = (torch.reciprocal(c) @ flat).reshape(N, N) * ss
+            K.diagonal().add_(1.0)
+            L = torch.linalg.cholesky(K)
             logdet = (self.sizes * log_c).sum() + 2.0 * torch.log(torch.diagonal(L)).sum()
             W = torch.cholesky_inverse(L)
-            gamma_g = (W * s[:, None] * s[None, :] * self.blocks).sum((1, 2)) / c
+            gamma_g = (flat @ (W * ss).reshape(-1)) / c
             gamma_j = torch.zeros_like(tau).index_add_(0, self.row_output,
                                                       1.0 - torch.diagonal(W))
         else:

@@ -291,6 +291,30 @@ def test_laplace_fits_a_smooth_problem_where_meanfield_does_not():
     assert (M.coverage(Yt, lo, hi) > 0.8).all()
 
 
+def test_laplace_intervals_are_the_gaussian_predictive_quantiles():
+    """The linearised network's predictive is Gaussian, N(mean, epistemic + aleatoric): its
+    intervals are that Gaussian's quantiles (they were a mixture quantile of the draws, which
+    only adds sampling noise), close to the mixture's when the draws are many."""
+    from scipy.stats import norm
+
+    from surrogates.prediction import mixture_interval
+
+    X, Y, Xt, _ = _smooth_problem()
+    lap = BDL(hidden=(8,), inference="laplace", max_iter=300, seed=0).fit(X, Y)
+    lap.variance_scale_ = np.array([1.0, 2.5])  # recalibrated spread: scaled together
+    pred = lap.predict_distribution(Xt[:200], n_samples=4000, levels=(0.9, 0.95),
+                                    return_samples=True)
+    for lv in (0.9, 0.95):
+        half = norm.ppf(0.5 + lv / 2) * pred.std
+        lo, hi = pred.intervals[lv]
+        assert np.allclose(lo, pred.mean - half, rtol=1e-12, atol=1e-12)
+        assert np.allclose(hi, pred.mean + half, rtol=1e-12, atol=1e-12)
+        mlo, mhi = mixture_interval(pred.samples, np.sqrt(pred.aleatoric_var[0]), lv)
+        for a, b in ((mlo, lo), (mhi, hi)):  # the mixture's sampling error: ~0.04 std
+            gap = np.abs(a - b) / pred.std
+            assert gap.max() < 0.2 and gap.mean() < 0.05, (gap.max(), gap.mean())
+
+
 def test_fit_many_members_equal_single_fits_and_do_not_leak():
     X, Y, Xt, _ = _smooth_problem()
     kw = dict(hidden=(8,), inference="laplace", max_iter=300)
