@@ -70,14 +70,17 @@ def stiffness_tables(dndx, dndy, weight, c11, c12, c33):
           + (n_x ax bx + n_y ay by + n_xy (ax by + ay bx)) I ]
 
     Returns ``tab[g, pair, 7]``: the four material coefficients and the three geometric
-    products ``ax bx``, ``ay by``, ``ax by + ay bx``, all times ``w``.
+    products ``ax bx``, ``ay by``, ``ax by + ay bx``, all times ``w``. Leading axes stack
+    elements of different sizes (``dndx`` (n, 4, 4), ``weight`` (n, 4), ``c11`` ... (n, 1, 1)
+    give (n, 4, 10, 7), each row the table of its own element, to the last bit).
     """
     a, b = PAIRS[:, 0], PAIRS[:, 1]
-    ax, ay, bx, by = dndx[:, a], dndy[:, a], dndx[:, b], dndy[:, b]
-    w = weight[:, None]
-    return np.ascontiguousarray(np.stack([w * (c11 * ax * bx + c33 * ay * by), w * (c11 * ay * by + c33 * ax * bx),
-                     w * (c12 * ax * by + c33 * ay * bx), w * (c12 * ay * bx + c33 * ax * by),
-                     w * ax * bx, w * ay * by, w * (ax * by + ay * bx)], axis=2))
+    ax, ay, bx, by = dndx[..., a], dndy[..., a], dndx[..., b], dndy[..., b]
+    w = weight[..., None]
+    return np.ascontiguousarray(np.stack(
+        [w * (c11 * ax * bx + c33 * ay * by), w * (c11 * ay * by + c33 * ax * bx),
+         w * (c12 * ax * by + c33 * ay * bx), w * (c12 * ay * bx + c33 * ax * by),
+         w * ax * bx, w * ay * by, w * (ax * by + ay * bx)], axis=-1))
 
 
 @njit(cache=True)

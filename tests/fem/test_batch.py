@@ -21,6 +21,26 @@ def test_batch_equals_one_by_one_exactly():
     assert res.probe_names == ("p1", "p2", "p3")
 
 
+def test_batch_in_chunks_equals_one_by_one_exactly_around_bad_rows():
+    """The batch builds every row's system at once and solves chunks of rows in numba: each
+    row still gets exactly its one-by-one solve, whatever its neighbours (bad rows, other
+    chunks, other threads) and in both probe frames."""
+    X = _rows(150, seed=8)
+    X[40, 0] = 0.0  # rejected: l must be > 0
+    X[97, 3] = np.inf
+    for frame in ("relative", "physical"):
+        res = solve_batch(X, workers=2, probe_frame=frame)
+        for i in (0, 39, 41, 63, 64, 65, 96, 98, 149):
+            one = Membrane(*X[i], probe_frame=frame).solve()
+            assert np.array_equal(res.w[i], list(one.probe_w.values()))
+            assert res.newton_iterations[i] == one.newton_iterations
+        assert res.converged.sum() == 148 and not res.converged[[40, 97]].any()
+        assert res.reasons[40] == "invalid input: l must be > 0, got l=0.0"
+        assert "E must be a finite number" in res.reasons[97]
+        assert np.array_equal(solve_batch(X[60:70], workers=1, probe_frame=frame).w,
+                              res.w[60:70])
+
+
 def test_batch_paper_mode_matches_single():
     X = _rows(2)
     res = solve_batch(X, mode="paper")
