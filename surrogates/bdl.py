@@ -38,6 +38,7 @@ from sklearn.exceptions import NotFittedError
 from torch import nn
 
 from . import laplace_fit, meanfield_batched
+from .allocator import keep_freed_memory
 from .laplace import laplace_sigma
 from .laplace_fit import LaplacePosterior, check_prior
 from .likelihoods import CategoricalLikelihood, GaussianLikelihood
@@ -133,7 +134,9 @@ class MultiOutputRegressorMixin(RegressorMixin):
 
 @contextlib.contextmanager
 def _torch_threads(n):
-    """Run the block with ``n`` torch threads (None: leave the setting alone)."""
+    """Run the block with ``n`` torch threads (None: leave the setting alone), with freed
+    memory kept for reuse (:func:`surrogates.allocator.keep_freed_memory`)."""
+    keep_freed_memory()
     threads = torch.get_num_threads()
     if n:
         torch.set_num_threads(int(n))

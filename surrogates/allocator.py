@@ -1,0 +1,65 @@
+"""Keep freed memory for reuse: glibc's malloc thresholds for torch's CPU tensors.
+
+A training or prediction step allocates each of its intermediate tensors anew and frees it at
+the end of the step. glibc's ``malloc`` serves a block above its *mmap threshold* (128 KiB at
+start, raised to the largest mapped block freed so far) with a fresh ``mmap``, which ``free``
+unmaps at once, and gives freed memory at the top of the heap back to the system once it
+exceeds its *trim threshold* (twice the mmap threshold). Either way the next step's equal
+allocation faults its pages in again, and the kernel zero-fills each 4 KiB page first: work
+the arithmetic never asked for.
+
+Measured on the Laplace fit's MAP objective (ten 5-30-15-10-3 networks on 512 points each,
+one thread, float64): 350-1050 minor page faults per evaluation with glibc's defaults, about
+7 with the thresholds below, and 15-25% less CPU per evaluation over three interleaved runs
+each. The membrane study's largest table task (ten such fits, their posteriors and scores):
+2.37 million minor faults against 77 thousand, 31.2 s of CPU against 28.0 s.
+
+:func:`keep_freed_memory` sets the mmap threshold to glibc's largest (32 MiB on 64-bit
+systems; larger blocks are still mapped and unmapped) and the trim threshold to 256 MiB, so
+a process keeps up to 256 MiB of freed heap for its next allocations. glibc has one setting
+per process: the call changes it for the whole process, once, at the first BDL fit or
+prediction. ``UQKIT_MALLOC=system`` in the environment leaves glibc's defaults; on a C
+library other than glibc nothing changes.
+
+Example:
+    >>> keep_freed_memory() in (True, False)  # False: not glibc, or UQKIT_MALLOC=system
+    True
+"""
+import ctypes
+import ctypes.util
+import os
+
+#: glibc's ``mallopt`` parameter numbers (malloc.h).
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+#: The thresholds set (bytes): glibc's largest mmap threshold on 64-bit, and a trim threshold
+#: above it.
+MMAP_THRESHOLD = 32 * 1024 * 1024
+TRIM_THRESHOLD = 256 * 1024 * 1024
+
+_done = None
+
+
+def keep_freed_memory():
+    """Raise glibc's mmap and trim thresholds (module docstring) once per process.
+
+    Returns:
+        True if the thresholds are set (now or by an earlier call), False if they are left
+        alone (``UQKIT_MALLOC=system``, or the C library is not glibc).
+    """
+    global _done
+    if _done is not None:
+        return _done
+    _done = False
+    if os.environ.get("UQKIT_MALLOC", "").lower() == "system":
+        return _done
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+        libc.gnu_get_libc_version  # glibc only: mallopt's numbers are glibc's
+    except (OSError, AttributeError):
+        return _done
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    _done = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
+        mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    return _done
