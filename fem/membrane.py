@@ -353,7 +353,8 @@ class Membrane:
         seconds = time.perf_counter() - t0
         topo = self.topology
         return MembraneResult(
-            membrane=self, displacement=U.reshape(-1, 3), coordinates=topo.coordinates(self.l, self.b),
+            membrane=self, displacement=U.reshape(-1, 3),
+            coordinates=topo.coordinates(self.l, self.b),
             probes=self.probe_points,
             probe_w={n: float(pw[-1, k]) if status == _newton.OK else float("nan")
                      for k, n in enumerate(self.probes)},

@@ -228,8 +228,8 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
                 lam = 1.0
             _predict(U, U_c, lam, lam_c, W1, phi, start_scale)
             status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
-                                c12, c33, fext, rtol * lam * fext_norm, True, max_iter, ab, ab_t, f,
-                                f_t, r, U_t)
+                                c12, c33, fext, rtol * lam * fext_norm, True, max_iter, ab, ab_t,
+                                f, f_t, r, U_t)
             total_it += it
             if status == OK:
                 lam_c = lam

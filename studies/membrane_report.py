@@ -29,13 +29,15 @@ def markdown(study, r):
              f"store: {r['fe_runs_loaded']}, failed: {r['fe_runs_failed']}. Settings: "
              f"{'paper' if study.paper else 'default'}; training sizes {list(study.train_sizes)}, "
              f"{study.n_seeds} seeds, {study.n_validation} validation runs, "
-             f"{study.n_calibration} calibration runs, {study.n_uq_train} UQ training runs, {study.n_surrogate_mc} surrogate samples, "
+             f"{study.n_calibration} calibration runs, {study.n_uq_train} UQ training runs, "
+             f"{study.n_surrogate_mc} surrogate samples, "
              f"{study.n_truth} FE truth samples.", "",
              "## Inputs (Table 3)", "", "```", table3().summary(), "```", "",
              "## Surrogate accuracy on the validation set (Table 4)", "",
              _discretisation_text(study, r["discretisation"]), "",
              "R^2 per output, median over seeds [min, max]; the paper reports one R^2 per size.",
-             "", "| prior | n | R^2 w(p1) | R^2 w(p2) | R^2 w(p3) | paper |", "|---|---|---|---|---|---|"]
+             "", "| prior | n | R^2 w(p1) | R^2 w(p2) | R^2 w(p3) | paper |",
+             "|---|---|---|---|---|---|"]
     for pr, rows in r["table"].items():
         for n, m in rows.items():
             cells = [f"{m['r2']['median'][j]:.4f} [{m['r2']['min'][j]:.4f}, "
@@ -56,10 +58,11 @@ def markdown(study, r):
                        else " / ".join(f"{v:.3f}" for v in m["coverage95"]))
                 lines.append(f"| {name} | {n} | " + " | ".join(f"{v:.6f}" for v in m["r2"])
                              + f" | {cov} |")
-    lines += ["", "RMSE (length units), Gaussian NLL (nats) and 95% interval coverage, medians over "
-              "seeds, per output (p1 / p2 / p3); raw, and after recalibrating the predictive "
+    lines += ["", "RMSE (length units), Gaussian NLL (nats) and 95% interval coverage, medians "
+              "over seeds, per output (p1 / p2 / p3); raw, and after recalibrating the predictive "
               f"variance on {study.n_calibration} further held-out FE runs:", "",
-              "| prior | n | RMSE | NLL raw | coverage 95% raw | NLL recal. | coverage 95% recal. |",
+              "| prior | n | RMSE | NLL raw | coverage 95% raw | NLL recal. "
+              "| coverage 95% recal. |",
               "|---|---|---|---|---|---|---|"]
     for pr, rows in r["table"].items():
         for n, m in rows.items():

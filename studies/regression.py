@@ -474,7 +474,8 @@ def _markdown(study, r):
             for nz in NOISES) for m in bayes]
     lines += ["", "## Notes", "",
               f"- Fits (of {seeds}) that fit almost nothing (R^2 below 0.5 on their own training "
-              "points: the MAP network near a constant, the data explained as noise): " + "; ".join(
+              "points: the MAP network near a constant, the data explained as noise): "
+              + "; ".join(
                   f"{m} " + ", ".join(f"sigma={nz}: {r['collapsed'][m][str(nz)]}" for nz in NOISES)
                   for m in bayes) + ".",
               f"- The worst draw's R^2 inside the range for {HIER}: " + ", ".join(

@@ -33,7 +33,6 @@ resumes without recomputing a finished run or method.
 """
 import hashlib
 import math
-import os
 import time
 from dataclasses import asdict, dataclass
 

@@ -18,8 +18,8 @@ from .network import MeanFieldMLP
 from .prediction import Prediction
 from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior, make_prior
 
-__all__ = ["BASELINES", "BDL", "BDLClassifier", "BayesianModel", "CategoricalLikelihood", "CauchyPrior",
-           "GaussianLikelihood", "GaussianProcess", "HierarchicalPrior", "LaplacePrior",
-           "MeanFieldMLP", "NeuralNetwork", "NormalPrior", "PolynomialChaos",
+__all__ = ["BASELINES", "BDL", "BDLClassifier", "BayesianModel", "CategoricalLikelihood",
+           "CauchyPrior", "GaussianLikelihood", "GaussianProcess", "HierarchicalPrior",
+           "LaplacePrior", "MeanFieldMLP", "NeuralNetwork", "NormalPrior", "PolynomialChaos",
            "PolynomialRegression", "Prediction", "SupportVectorRegression", "fit_many",
            "make_prior"]

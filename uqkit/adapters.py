@@ -36,7 +36,8 @@ class MembraneModel:
         probes = Membrane(p=p, nx=nx, ny=ny, probes=probes, probe_frame=probe_frame).probes
         if mode not in ("fast", "paper"):
             raise ValueError(f"mode must be 'fast' or 'paper', got mode={mode!r}")
-        self.p, self.nx, self.ny, self.mode, self.threads = float(p), int(nx), int(ny), mode, threads
+        self.p, self.nx, self.ny = float(p), int(nx), int(ny)
+        self.mode, self.threads = mode, threads
         self.probes, self.probe_frame = probes, probe_frame
         self.output_names = tuple(f"w_{name}" for name in probes)
 
