@@ -26,6 +26,8 @@ from .presets import PAPER_PROBES_RELATIVE
 COLUMNS = ("l", "b", "t", "E", "nu")
 #: Status of a row whose inputs were rejected before solving.
 INVALID_INPUT = -1
+#: Memory (bytes) for the stacked systems of one block of rows (:func:`solve_batch`).
+SYSTEM_BLOCK_BYTES = 64 << 20
 
 
 @dataclass
@@ -129,29 +131,37 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
         w[i], status[i], reasons[i], increments[i], iterations[i] = solve_row(
             arr[i], p, nx, ny, edges, probes, settings, probe_frame)
     rows = np.flatnonzero(valid)
-    if len(rows):
-        system = _systems(arr[rows], p, nx, ny, edges, probes, probe_frame)
-        solver_args = [settings[k] for k in ("paper", "n_increments", "abs_tol", "rtol",
-                                             "max_iter", "start_scale", "max_cuts",
-                                             "max_path")]
-        out = (np.full((len(rows), nprobe), np.nan), np.empty(len(rows), dtype=np.int64),
-               np.empty(len(rows), dtype=np.int64), np.empty(len(rows), dtype=np.int64))
+    solver_args = [settings[k] for k in ("paper", "n_increments", "abs_tol", "rtol", "max_iter",
+                                         "start_scale", "max_cuts", "max_path")]
+    # the rows' systems take ~8 (4 nnode + 300) bytes each: built in blocks of at most
+    # SYSTEM_BLOCK_BYTES, so that memory does not grow with the batch
+    per_row = 8 * (4 * (nx + 1) * (ny + 1) + 300)
+    block = int(min(4096, max(1, SYSTEM_BLOCK_BYTES // per_row)))
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(rows) > 1 else None
+    try:
+        for start in range(0, len(rows), block):
+            part = rows[start:start + block]
+            system = _systems(arr[part], p, nx, ny, edges, probes, probe_frame)
+            out = (np.full((len(part), nprobe), np.nan), np.empty(len(part), dtype=np.int64),
+                   np.empty(len(part), dtype=np.int64), np.empty(len(part), dtype=np.int64))
 
-        def chunk(lo_hi):
-            _solve_rows(lo_hi[0], lo_hi[1], *system, *solver_args, *out)
+            def chunk(lo_hi, system=system, out=out):
+                _solve_rows(lo_hi[0], lo_hi[1], *system, *solver_args, *out)
 
-        # chunks small enough to balance the threads, large enough to cost nothing
-        size = max(1, min(64, -(-len(rows) // (4 * workers))))
-        bounds = [(a, min(a + size, len(rows))) for a in range(0, len(rows), size)]
-        if workers == 1 or len(bounds) == 1:
-            for b in bounds:
-                chunk(b)
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
+            # chunks small enough to balance the threads, large enough to cost nothing
+            size = max(1, min(64, -(-len(part) // (4 * workers))))
+            bounds = [(a, min(a + size, len(part))) for a in range(0, len(part), size)]
+            if pool is None or len(bounds) == 1:
+                for b in bounds:
+                    chunk(b)
+            else:
                 list(pool.map(chunk, bounds))
-        w[rows], status[rows], increments[rows], iterations[rows] = out
-        for i, st in zip(rows, status[rows]):
-            reasons[i] = _newton.STATUS_TEXT[int(st)]
+            w[part], status[part], increments[part], iterations[part] = out
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    for i in rows:
+        reasons[i] = _newton.STATUS_TEXT[int(status[i])]
     return BatchResult(w=w, converged=status == _newton.OK, status=status, reasons=reasons,
                        increments=increments, newton_iterations=iterations,
                        probe_names=tuple(probes))

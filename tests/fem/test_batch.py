@@ -41,6 +41,21 @@ def test_batch_in_chunks_equals_one_by_one_exactly_around_bad_rows():
                               res.w[60:70])
 
 
+def test_batch_builds_its_systems_in_blocks_of_bounded_memory(monkeypatch):
+    """The stacked systems are built a block of rows at a time (memory does not grow with
+    the batch); blocks of one or a few rows give the same solves."""
+    import fem.batch
+
+    X = _rows(9, seed=4)
+    X[4, 1] = -1.0
+    whole = solve_batch(X, workers=2)
+    monkeypatch.setattr(fem.batch, "SYSTEM_BLOCK_BYTES", 1)  # one row per block
+    assert np.array_equal(solve_batch(X, workers=2).w, whole.w, equal_nan=True)
+    monkeypatch.setattr(fem.batch, "SYSTEM_BLOCK_BYTES", 3 * 8 * (4 * 21 * 11 + 300))
+    part = solve_batch(X, workers=1)
+    assert np.array_equal(part.w, whole.w, equal_nan=True) and part.reasons == whole.reasons
+
+
 def test_batch_paper_mode_matches_single():
     X = _rows(2)
     res = solve_batch(X, mode="paper")
