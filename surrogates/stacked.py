@@ -50,7 +50,13 @@ class _Tanh(torch.autograd.Function):
 
 def tanh(z):
     """``torch.tanh(z)`` to a few 1e-16 (absolute), about 3x faster on a CPU (see
-    :class:`_Tanh`); differentiable."""
+    :class:`_Tanh`); differentiable. Where nothing records a graph (a plain tensor without
+    ``requires_grad``, or grad mode off, outside torch.func transforms), the same numbers
+    without the ``autograd.Function`` machinery (~30 us a call: 9% of a 64-point MAP
+    objective's evaluation, whose backward pass is hand-written)."""
+    if (not (z.requires_grad and torch.is_grad_enabled())
+            and torch._C._functorch.maybe_get_level(z) == -1):
+        return _Tanh.forward(z)
     return _Tanh.apply(z)
 
 
