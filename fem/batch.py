@@ -1,14 +1,13 @@
 """Solve many membranes at once on every core.
 
 Each row runs exactly the solve of :meth:`fem.Membrane.solve`, hence batch results equal
-one-by-one results bit for bit. The rows' systems (:meth:`fem.Membrane.system`: element
-derivatives, stiffness tables, loads, Ritz shape, probes) are built for the whole batch at
-once, with the very floating-point operations of the one-row build, and a numba loop solves
-chunks of rows (the solver releases the GIL, so a thread pool keeps every core busy). Built
-and dispatched row by row from Python, a 20 x 10 solve spent ~0.4 of its ~2 ms outside the
-solver.
+one-by-one results bit for bit. The rows' systems (element derivatives, stiffness tables,
+loads, Ritz shape, probes) are built a block at a time by
+:func:`fem.membrane.stacked_systems`, which :meth:`fem.Membrane.system` calls with one row,
+and a numba loop solves chunks of rows (the solver releases the GIL, so a thread pool keeps
+every core busy). Built and dispatched row by row from Python, a 20 x 10 solve spent ~0.4 of
+its ~2 ms outside the solver.
 """
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,9 +16,7 @@ import numpy as np
 from numba import njit
 
 from . import newton as _newton
-from .element import NODE_ETA, NODE_XI, shape_functions, stiffness_tables
-from .membrane import DEFAULT_PROBES, Membrane, solver_settings
-from .mesh import locate
+from .membrane import DEFAULT_PROBES, Membrane, solver_settings, stacked_systems
 from .presets import PAPER_PROBES_RELATIVE
 
 #: Column order of a batch input row.
@@ -141,7 +138,8 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
     try:
         for start in range(0, len(rows), block):
             part = rows[start:start + block]
-            system = _systems(arr[part], p, nx, ny, edges, probes, probe_frame)
+            system = tuple(stacked_systems(arr[part], p, nx, ny, edges, probes,
+                                           probe_frame).values())
             out = (np.full((len(part), nprobe), np.nan), np.empty(len(part), dtype=np.int64),
                    np.empty(len(part), dtype=np.int64), np.empty(len(part), dtype=np.int64))
 
@@ -180,72 +178,11 @@ def _plausible(arr, probes, probe_frame):
     return ok
 
 
-def _systems(arr, p, nx, ny, edges, probes, probe_frame):
-    """The arguments of :func:`fem.newton.solve_path` for every row of ``arr`` (rows that pass
-    the input checks), stacked along a first axis, each row's to the bit what
-    :meth:`fem.Membrane.system` builds for it: the same operations in the same order on the
-    same doubles (scalars per row in Python floats)."""
-    m = Membrane(*arr[0], p=p, nx=nx, ny=ny, edges=edges, probes=probes,
-                 probe_frame=probe_frame)
-    first = m.system()
-    topo = m.topology
-    n = len(arr)
-    rows = [tuple(map(float, r)) for r in arr]
-    p = float(p)
-    hx = np.array([l / nx for l, _, _, _, _ in rows])
-    hy = np.array([b / ny for _, b, _, _, _ in rows])
-    cs = [E * t / (1.0 - nu ** 2) for _, _, t, E, nu in rows]
-    nus = [r[4] for r in rows]
-    c11 = np.array(cs)
-    c12 = np.array([c * nu for c, nu in zip(cs, nus)])
-    c33 = np.array([c * 0.5 * (1.0 - nu) for c, nu in zip(cs, nus)])
-    # fem.element.gauss_derivatives, row by row
-    gp = 1.0 / math.sqrt(3.0)
-    dndx = np.empty((n, 4, 4))
-    dndy = np.empty((n, 4, 4))
-    for g, (xi, eta) in enumerate(((-gp, -gp), (gp, -gp), (gp, gp), (-gp, gp))):
-        dndx[:, g] = 0.25 * NODE_XI * (1.0 + NODE_ETA * eta) * (2.0 / hx)[:, None]
-        dndy[:, g] = 0.25 * NODE_ETA * (1.0 + NODE_XI * xi) * (2.0 / hy)[:, None]
-    weight = np.repeat((hx * hy / 4.0)[:, None], 4, axis=1)
-    ktab = stiffness_tables(dndx, dndy, weight, c11[:, None, None], c12[:, None, None],
-                            c33[:, None, None])
-    # the consistent load: np.add.at's running sum of -p hx hy / 4 over each node's elements
-    free_dofs = first["free_dofs"]
-    uses = np.bincount(topo.conn.ravel(), minlength=topo.nnode)
-    v = -p * hx * hy / 4.0
-    partial = np.zeros((uses.max() + 1, n))
-    for k in range(1, uses.max() + 1):
-        partial[k] = partial[k - 1] + v
-    fext_full = np.zeros((n, 3 * topo.nnode))
-    fext_full[:, 2::3] = partial[uses].T
-    fext = np.ascontiguousarray(fext_full[:, free_dofs])
-    # the Ritz bulge on each row's own coordinates
-    ls = np.array([r[0] for r in rows])[:, None]
-    bs = np.array([r[1] for r in rows])[:, None]
-    xi = topo.node_ij[:, 0] * hx[:, None] / ls
-    eta = topo.node_ij[:, 1] * hy[:, None] / bs
-    phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
-    nprobe = len(probes)
-    if probe_frame == "relative":  # the same nodes and weights for every row
-        probe_nodes = np.repeat(first["probe_nodes"][None], n, axis=0)
-        probe_shape = np.repeat(first["probe_shape"][None], n, axis=0)
-    else:
-        probe_nodes = np.empty((n, nprobe, 4), dtype=np.int64)
-        probe_shape = np.empty((n, nprobe, 4))
-        for i, (l, b, *_rest) in enumerate(rows):
-            for k, (x, y) in enumerate(probes.values()):
-                ei, ej, pxi, peta = locate(x, y, l, b, nx, ny)
-                probe_nodes[i, k] = topo.conn[ei * ny + ej]
-                probe_shape[i, k] = shape_functions(pxi, peta)
-    return (topo.conn, topo.elem_eq, free_dofs, topo.bandwidth, dndx, dndy, weight, ktab,
-            c11, c12, c33, fext, phi, probe_nodes, probe_shape)
-
-
 @njit(cache=True, nogil=True)
 def _solve_rows(lo, hi, conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c11, c12,
                 c33, fext, phi, probe_nodes, probe_shape, paper, n_increments, abs_tol, rtol,
                 max_iter, start_scale, max_cuts, max_path, w, status, increments, iterations):
-    """Solve rows lo..hi-1 of stacked systems (:func:`_systems`) with
+    """Solve rows lo..hi-1 of stacked systems (:func:`fem.membrane.stacked_systems`) with
     :func:`fem.newton.solve_path`; writes each row's final probe deflections (if it
     converged), status and cost counters."""
     for i in range(lo, hi):

@@ -38,20 +38,22 @@ def gauss_derivatives(hx, hy):
     rectangle (lengths in model units).
 
     Returns ``dndx[g, a]``, ``dndy[g, a]`` (1/length) and ``weight[g]`` (area: the Gauss
-    weight times the Jacobian determinant).
+    weight times the Jacobian determinant). Arrays hx, hy (n,) give (n, 4, 4) and (n, 4), each
+    row that of its own rectangle, to the last bit.
 
     >>> dndx, dndy, wgt = gauss_derivatives(2.0, 1.0)
     >>> float(wgt.sum())
     2.0
     """
+    hx, hy = np.asarray(hx, dtype=float), np.asarray(hy, dtype=float)
     gp = 1.0 / math.sqrt(3.0)
     pts = ((-gp, -gp), (gp, -gp), (gp, gp), (-gp, gp))
-    dndx = np.empty((4, 4))
-    dndy = np.empty((4, 4))
+    dndx = np.empty(hx.shape + (4, 4))
+    dndy = np.empty(hx.shape + (4, 4))
     for g, (xi, eta) in enumerate(pts):
-        dndx[g] = 0.25 * NODE_XI * (1.0 + NODE_ETA * eta) * (2.0 / hx)
-        dndy[g] = 0.25 * NODE_ETA * (1.0 + NODE_XI * xi) * (2.0 / hy)
-    weight = np.full(4, hx * hy / 4.0)
+        dndx[..., g, :] = 0.25 * NODE_XI * (1.0 + NODE_ETA * eta) * (2.0 / hx)[..., None]
+        dndy[..., g, :] = 0.25 * NODE_ETA * (1.0 + NODE_XI * xi) * (2.0 / hy)[..., None]
+    weight = np.repeat((hx * hy / 4.0)[..., None], 4, axis=-1)
     return dndx, dndy, weight
 
 

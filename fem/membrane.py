@@ -126,6 +126,67 @@ def _topology(nx, ny, edges_key):
     return build_topology(nx, ny, dict(edges_key))
 
 
+#: Keys of :func:`stacked_systems` shared by every row (the mesh); the rest are per row.
+SHARED_SYSTEM_KEYS = ("conn", "elem_eq", "free_dofs", "bandwidth")
+
+
+def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="physical"):
+    """The arguments of :func:`fem.newton.solve_path` for n membranes (l, b, t, E, nu) of one
+    mesh, load and probes, stacked along a first axis (but the mesh's, ``SHARED_SYSTEM_KEYS``):
+    element derivatives and stiffness tables, materials, the consistent load, the Ritz shape
+    and the probes' nodes and weights. Rows must be valid inputs (:class:`Membrane` checks
+    them); :meth:`Membrane.system` is this with one row, so a batch solves every row exactly
+    as one by one.
+    """
+    rows = [tuple(map(float, r)) for r in rows]
+    n, p = len(rows), float(p)
+    topo = _topology(nx, ny, tuple(sorted(normalise_edges(edges).items())))
+    relative = probe_frame == "relative"
+    probes = dict((PAPER_PROBES_RELATIVE if relative else DEFAULT_PROBES)
+                  if probes is None else probes)
+    ls = np.array([r[0] for r in rows])
+    bs = np.array([r[1] for r in rows])
+    hx, hy = ls / nx, bs / ny
+    dndx, dndy, weight = gauss_derivatives(hx, hy)
+    # per row in Python floats, as the one-row build always did
+    cs = [E * t / (1.0 - nu ** 2) for _, _, t, E, nu in rows]
+    c11 = np.array(cs)
+    c12 = np.array([c * r[4] for c, r in zip(cs, rows)])
+    c33 = np.array([c * 0.5 * (1.0 - r[4]) for c, r in zip(cs, rows)])
+    ktab = stiffness_tables(dndx, dndy, weight, c11[:, None, None], c12[:, None, None],
+                            c33[:, None, None])
+    free_dofs = np.nonzero(topo.eq >= 0)[0]
+    # consistent nodal load of -p on the reference area (int N_a dA = hx hy / 4), summed
+    # element by element at each node: the running sums of np.add.at
+    uses = np.bincount(topo.conn.ravel(), minlength=topo.nnode)
+    v = -p * hx * hy / 4.0
+    partial = np.zeros((uses.max() + 1, n))
+    for k in range(1, uses.max() + 1):
+        partial[k] = partial[k - 1] + v
+    fext_full = np.zeros((n, 3 * topo.nnode))
+    fext_full[:, 2::3] = partial[uses].T
+    # the Ritz bulge on each row's own reference coordinates
+    xi = topo.node_ij[:, 0] * hx[:, None] / ls[:, None]
+    eta = topo.node_ij[:, 1] * hy[:, None] / bs[:, None]
+    phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
+    nprobe = len(probes)
+    probe_nodes = np.empty((n, nprobe, 4), dtype=np.int64)
+    probe_shape = np.empty((n, nprobe, 4))
+    for i, (l, b, *_rest) in enumerate(rows):
+        if relative and i:  # fractions of the sides: the same nodes and weights
+            probe_nodes[i], probe_shape[i] = probe_nodes[0], probe_shape[0]
+            continue
+        for k, (x, y) in enumerate(probes.values()):
+            ei, ej, pxi, peta = (locate_relative(x, y, nx, ny) if relative
+                                 else locate(x, y, l, b, nx, ny))
+            probe_nodes[i, k] = topo.conn[ei * ny + ej]
+            probe_shape[i, k] = shape_functions(pxi, peta)
+    return dict(conn=topo.conn, elem_eq=topo.elem_eq, free_dofs=free_dofs,
+                bandwidth=topo.bandwidth, dndx=dndx, dndy=dndy, weight=weight, ktab=ktab,
+                c11=c11, c12=c12, c33=c33, fext=np.ascontiguousarray(fext_full[:, free_dofs]),
+                phi=phi, probe_nodes=probe_nodes, probe_shape=probe_shape)
+
+
 @dataclass
 class MembraneResult:
     """Solution of one membrane problem.
@@ -302,34 +363,12 @@ class Membrane:
         return _topology(self.nx, self.ny, tuple(sorted(self.edges.items())))
 
     def system(self):
-        """The arrays :func:`fem.newton.solve_path` takes (geometry, material and load)."""
-        topo = self.topology
-        hx, hy = self.l / self.nx, self.b / self.ny
-        dndx, dndy, weight = gauss_derivatives(hx, hy)
-        c = self.E * self.t / (1.0 - self.nu ** 2)
-        c11, c12, c33 = c, c * self.nu, c * 0.5 * (1.0 - self.nu)
-        free_dofs = np.nonzero(topo.eq >= 0)[0]
-        # consistent nodal load of -p on the reference area: int N_a dA = hx hy / 4
-        fext_full = np.zeros(3 * topo.nnode)
-        np.add.at(fext_full, 3 * topo.conn.ravel() + 2, -self.p * hx * hy / 4.0)
-        xy = topo.coordinates(self.l, self.b)
-        xi, eta = xy[:, 0] / self.l, xy[:, 1] / self.b
-        phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
-        nodes, shape = [], []
-        for x, y in self.probes.values():
-            i, j, pxi, peta = (locate_relative(x, y, self.nx, self.ny)
-                               if self.probe_frame == "relative"
-                               else locate(x, y, self.l, self.b, self.nx, self.ny))
-            nodes.append(topo.conn[i * self.ny + j])
-            shape.append(shape_functions(pxi, peta))
-        nprobe = len(nodes)
-        return dict(conn=topo.conn, elem_eq=topo.elem_eq, free_dofs=free_dofs,
-                    bandwidth=topo.bandwidth, dndx=dndx, dndy=dndy, weight=weight,
-                    ktab=stiffness_tables(dndx, dndy, weight, c11, c12, c33),
-                    c11=c11, c12=c12, c33=c33,
-                    fext=fext_full[free_dofs], phi=phi,
-                    probe_nodes=np.array(nodes, dtype=np.int64).reshape(nprobe, 4),
-                    probe_shape=np.array(shape, dtype=float).reshape(nprobe, 4))
+        """The arrays :func:`fem.newton.solve_path` takes (geometry, material and load):
+        :func:`stacked_systems` of this one membrane."""
+        stacked = stacked_systems([(self.l, self.b, self.t, self.E, self.nu)], self.p,
+                                  self.nx, self.ny, self.edges, self.probes, self.probe_frame)
+        return {k: (v if k in SHARED_SYSTEM_KEYS else float(v[0]) if v.ndim == 1 else v[0])
+                for k, v in stacked.items()}
 
     def solve(self, mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter=None,
               start_scale=1.0):
