@@ -90,6 +90,15 @@ def _slice_index(slices):
     return evidence._group_index(slices, slices[-1][1])
 
 
+def prior_key(prior):
+    """What the MAP objective reads of ``prior``: two priors with one key give every weight
+    vector the same penalty and gradient (a prior without ``describe``: its own key)."""
+    try:
+        return type(prior).__name__, tuple(sorted(prior.describe().items()))
+    except NotImplementedError:
+        return "id", id(prior)
+
+
 def neg_log_prior_grad(prior, w, layers):
     """:func:`neg_log_prior` (K,) and its gradient (K, P) in w, in closed form (a Laplace
     prior's at w = loc: 0)."""
@@ -288,9 +297,12 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
     else:
         Y, _ = _pad(ys, torch.int64)
         k_tau = 0
+    # members whose priors are alike share one prior term per objective evaluation (one
+    # call on their rows, not one per member: 10 members of two priors evaluated 6 calls per
+    # evaluation, 17% of a 64-point fit)
     groups = {}
     for i, p in enumerate(priors):
-        groups.setdefault(id(p), (p, []))[1].append(i)
+        groups.setdefault(prior_key(p), (p, []))[1].append(i)
     groups = list(groups.values())
     group_of = torch.empty(K, dtype=torch.long)  # member -> its prior's group
     for gi, (_, rows) in enumerate(groups):

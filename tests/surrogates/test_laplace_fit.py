@@ -337,6 +337,43 @@ def test_fit_many_members_equal_single_fits_and_do_not_leak():
     assert np.allclose(via_class[0].predict(Xt), members[0].predict(Xt), rtol=1e-9, atol=1e-9)
 
 
+def test_members_with_alike_priors_share_one_prior_term(monkeypatch):
+    """Each member has its own prior object; alike ones are evaluated together (one call per
+    kind of prior and objective evaluation), with every member's fit as before."""
+    from surrogates import laplace_fit
+
+    X, Y, Xt, _ = _smooth_problem()
+    kw = dict(hidden=(8,), inference="laplace", max_iter=40)
+    spec = ["normal(0, 1)", "hierarchical-normal", "normal(0, 1)", "hierarchical-normal",
+            "normal(0, 2)"]
+    calls, evaluations = [], []
+    real_grad, real_objective = laplace_fit.neg_log_prior_grad, laplace_fit.map_objective
+
+    def grad(prior, w, layers):
+        calls.append(repr(prior))
+        return real_grad(prior, w, layers)
+
+    def objective(*args, **kwargs):
+        evaluations.append(len(calls))
+        return real_objective(*args, **kwargs)
+
+    monkeypatch.setattr(laplace_fit, "neg_log_prior_grad", grad)
+    monkeypatch.setattr(laplace_fit, "map_objective", objective)
+    members = fit_many([BDL(seed=s, prior=p, **kw) for s, p in enumerate(spec)],
+                       [(X, Y)] * len(spec))
+    assert evaluations[0] == 0 and calls[:3] == ["NormalPrior(loc=0.0, scale=1.0)",
+                                                  "HierarchicalPrior(normal, loc=0.0, IG(1, 1))",
+                                                  "NormalPrior(loc=0.0, scale=2.0)"]
+    per_evaluation = np.diff(evaluations + [len(calls)])
+    assert per_evaluation.max() == 3  # three kinds of prior, not five members
+    monkeypatch.undo()
+    for s, (p, m) in enumerate(zip(spec, members)):
+        single = BDL(seed=s, prior=p, **kw).fit(X, Y)
+        assert np.allclose(m.predict(Xt), single.predict(Xt), rtol=1e-9, atol=1e-9)
+    assert laplace_fit.prior_key(make_prior("normal(0, 1)")) == laplace_fit.prior_key(
+        make_prior("normal(0, 1)")) != laplace_fit.prior_key(make_prior("normal(0, 2)"))
+
+
 def test_save_and_load_a_member(tmp_path):
     X, Y, Xt, _ = _smooth_problem()
     m = fit_many([BDL(hidden=(8,), inference="laplace", max_iter=200, seed=s) for s in (0, 1)],
