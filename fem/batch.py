@@ -2,7 +2,7 @@
 
 Each row runs exactly the solve of :meth:`fem.Membrane.solve`, hence batch results equal
 one-by-one results bit for bit. The rows' systems (element derivatives, stiffness tables,
-loads, Ritz shape, probes) are built a block at a time by
+loads, Ritz shape, starting states, probes) are built a block at a time by
 :func:`fem.membrane.stacked_systems`, which :meth:`fem.Membrane.system` calls with one row,
 and a numba loop solves chunks of rows (the solver releases the GIL, so a thread pool keeps
 every core busy). Built and dispatched row by row from Python, a 20 x 10 solve spent ~0.4 of
@@ -18,6 +18,7 @@ from numba import njit
 from . import newton as _newton
 from .membrane import DEFAULT_PROBES, Membrane, solver_settings, stacked_systems
 from .presets import PAPER_PROBES_RELATIVE
+from .start import check_start
 
 #: Column order of a batch input row.
 COLUMNS = ("l", "b", "t", "E", "nu")
@@ -59,7 +60,7 @@ def default_workers():
 
 
 def solve_row(row, p=100.0, nx=20, ny=10, edges="clamped", probes=None, settings=None,
-              probe_frame="physical"):
+              probe_frame="physical", start="reference"):
     """Solve one (l, b, t, E, nu) row; returns (w, status, reason, increments, iterations).
 
     Invalid inputs give status -1 and the validation message instead of raising.
@@ -72,7 +73,8 @@ def solve_row(row, p=100.0, nx=20, ny=10, edges="clamped", probes=None, settings
                             probe_frame=probe_frame)
     except ValueError as exc:
         return nan, INVALID_INPUT, f"invalid input: {exc}", 0, 0
-    status, _, _, pw, nincr, nit = _newton.solve_path(**membrane.system(), **settings)
+    system = membrane.system("ritz" if settings["paper"] else start)
+    status, _, _, pw, nincr, nit = _newton.solve_path(**system, **settings)
     w = pw[-1].copy() if status == _newton.OK else nan
     return w, int(status), _newton.STATUS_TEXT[int(status)], int(nincr), int(nit)
 
@@ -82,15 +84,14 @@ def _default_probes(probe_frame):
 
 
 def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", probes=None,
-                probe_frame="physical",
-                workers=None, **solve_options):
+                probe_frame="physical", workers=None, start="reference", **solve_options):
     """Solve an (n, 5) array of (l, b, t, E, nu) rows.
 
     Args:
         params: (n, 5) array-like, columns :data:`COLUMNS`.
         p, nx, ny, edges, probes, probe_frame: as in :class:`fem.Membrane`, shared by all
             rows.
-        mode, solve_options: as in :meth:`fem.Membrane.solve`.
+        mode, start, solve_options: as in :meth:`fem.Membrane.solve`.
         workers: threads to use (default: every core of this process).
 
     Returns:
@@ -106,6 +107,8 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
         raise ValueError(f"params must have shape (n, {len(COLUMNS)}) with columns {COLUMNS}, "
                          f"got shape {arr.shape}")
     settings = solver_settings(mode, **solve_options)
+    check_start(start)
+    start = "ritz" if settings["paper"] else start
     probes = _default_probes(probe_frame) if probes is None else dict(probes)
     # validate the shared settings now; each row's own size is checked against the probes in
     # solve_row, which flags a row whose probe falls outside it
@@ -126,20 +129,21 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
     valid = _plausible(arr, probes, probe_frame)
     for i in np.flatnonzero(~valid):  # the one-row validation names what is wrong
         w[i], status[i], reasons[i], increments[i], iterations[i] = solve_row(
-            arr[i], p, nx, ny, edges, probes, settings, probe_frame)
+            arr[i], p, nx, ny, edges, probes, settings, probe_frame, start)
     rows = np.flatnonzero(valid)
     solver_args = [settings[k] for k in ("paper", "n_increments", "abs_tol", "rtol", "max_iter",
                                          "start_scale", "max_cuts", "max_path")]
-    # the rows' systems take ~8 (4 nnode + 300) bytes each: built in blocks of at most
-    # SYSTEM_BLOCK_BYTES, so that memory does not grow with the batch
-    per_row = 8 * (4 * (nx + 1) * (ny + 1) + 300)
+    # the rows' systems take ~8 (7 nnode + 300) bytes each (4 nnode with the Ritz start
+    # alone): built in blocks of at most SYSTEM_BLOCK_BYTES, so that memory does not grow
+    # with the batch
+    per_row = 8 * ((7 if start == "reference" else 4) * (nx + 1) * (ny + 1) + 300)
     block = int(min(4096, max(1, SYSTEM_BLOCK_BYTES // per_row)))
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(rows) > 1 else None
     try:
-        for start in range(0, len(rows), block):
-            part = rows[start:start + block]
+        for first in range(0, len(rows), block):
+            part = rows[first:first + block]
             system = tuple(stacked_systems(arr[part], p, nx, ny, edges, probes,
-                                           probe_frame).values())
+                                           probe_frame, start).values())
             out = (np.full((len(part), nprobe), np.nan), np.empty(len(part), dtype=np.int64),
                    np.empty(len(part), dtype=np.int64), np.empty(len(part), dtype=np.int64))
 
@@ -180,15 +184,16 @@ def _plausible(arr, probes, probe_frame):
 
 @njit(cache=True, nogil=True)
 def _solve_rows(lo, hi, conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c11, c12,
-                c33, fext, phi, probe_nodes, probe_shape, paper, n_increments, abs_tol, rtol,
-                max_iter, start_scale, max_cuts, max_path, w, status, increments, iterations):
+                c33, fext, phi, start, probe_nodes, probe_shape, paper, n_increments, abs_tol,
+                rtol, max_iter, start_scale, max_cuts, max_path, w, status, increments,
+                iterations):
     """Solve rows lo..hi-1 of stacked systems (:func:`fem.membrane.stacked_systems`) with
     :func:`fem.newton.solve_path`; writes each row's final probe deflections (if it
     converged), status and cost counters."""
     for i in range(lo, hi):
         st, _, _, pw, nincr, nit = _newton.solve_path(
             conn, elem_eq, free_dofs, bandwidth, dndx[i], dndy[i], weight[i], ktab[i], c11[i],
-            c12[i], c33[i], fext[i], phi[i], probe_nodes[i], probe_shape[i], paper,
+            c12[i], c33[i], fext[i], phi[i], start[i], probe_nodes[i], probe_shape[i], paper,
             n_increments, abs_tol, rtol, max_iter, start_scale, max_cuts, max_path)
         status[i] = st
         increments[i] = nincr

@@ -15,6 +15,7 @@ from . import newton as _newton
 from .element import gauss_derivatives, shape_functions, stiffness_tables
 from .mesh import EDGE_CONDITIONS, EDGES, build_topology, locate, locate_relative
 from .presets import PAPER_PROBES, PAPER_PROBES_RELATIVE
+from .start import check_start, reference_starts
 
 #: Default probe points (x, y) in the reference configuration: the paper's.
 DEFAULT_PROBES = PAPER_PROBES
@@ -130,14 +131,17 @@ def _topology(nx, ny, edges_key):
 SHARED_SYSTEM_KEYS = ("conn", "elem_eq", "free_dofs", "bandwidth")
 
 
-def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="physical"):
+def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="physical",
+                    start="reference"):
     """The arguments of :func:`fem.newton.solve_path` for n membranes (l, b, t, E, nu) of one
     mesh, load and probes, stacked along a first axis (but the mesh's, ``SHARED_SYSTEM_KEYS``):
-    element derivatives and stiffness tables, materials, the consistent load, the Ritz shape
-    and the probes' nodes and weights. Rows must be valid inputs (:class:`Membrane` checks
-    them); :meth:`Membrane.system` is this with one row, so a batch solves every row exactly
-    as one by one.
+    element derivatives and stiffness tables, materials, the consistent load, the Ritz shape,
+    the starting states (``start="reference"``: :func:`fem.start.reference_starts`;
+    ``"ritz"``: none, (n, 0)) and the probes' nodes and weights. Rows must be valid inputs
+    (:class:`Membrane` checks them); :meth:`Membrane.system` is this with one row, so a batch
+    solves every row exactly as one by one.
     """
+    check_start(start)
     rows = [tuple(map(float, r)) for r in rows]
     n, p = len(rows), float(p)
     topo = _topology(nx, ny, tuple(sorted(normalise_edges(edges).items())))
@@ -169,6 +173,8 @@ def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="
     xi = topo.node_ij[:, 0] * hx[:, None] / ls[:, None]
     eta = topo.node_ij[:, 1] * hy[:, None] / bs[:, None]
     phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
+    starts = (reference_starts(rows, p, nx, ny, normalise_edges(edges)) if start == "reference"
+              else np.empty((n, 0)))
     nprobe = len(probes)
     probe_nodes = np.empty((n, nprobe, 4), dtype=np.int64)
     probe_shape = np.empty((n, nprobe, 4))
@@ -184,7 +190,7 @@ def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="
     return dict(conn=topo.conn, elem_eq=topo.elem_eq, free_dofs=free_dofs,
                 bandwidth=topo.bandwidth, dndx=dndx, dndy=dndy, weight=weight, ktab=ktab,
                 c11=c11, c12=c12, c33=c33, fext=np.ascontiguousarray(fext_full[:, free_dofs]),
-                phi=phi, probe_nodes=probe_nodes, probe_shape=probe_shape)
+                phi=phi, start=starts, probe_nodes=probe_nodes, probe_shape=probe_shape)
 
 
 @dataclass
@@ -362,16 +368,17 @@ class Membrane:
     def topology(self):
         return _topology(self.nx, self.ny, tuple(sorted(self.edges.items())))
 
-    def system(self):
-        """The arrays :func:`fem.newton.solve_path` takes (geometry, material and load):
-        :func:`stacked_systems` of this one membrane."""
+    def system(self, start="reference"):
+        """The arrays :func:`fem.newton.solve_path` takes (geometry, material, load and
+        starting state): :func:`stacked_systems` of this one membrane."""
         stacked = stacked_systems([(self.l, self.b, self.t, self.E, self.nu)], self.p,
-                                  self.nx, self.ny, self.edges, self.probes, self.probe_frame)
+                                  self.nx, self.ny, self.edges, self.probes, self.probe_frame,
+                                  start)
         return {k: (v if k in SHARED_SYSTEM_KEYS else float(v[0]) if v.ndim == 1 else v[0])
                 for k, v in stacked.items()}
 
     def solve(self, mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter=None,
-              start_scale=1.0):
+              start_scale=1.0, start="reference"):
         """Solve by Newton-Raphson load stepping.
 
         Args:
@@ -381,14 +388,21 @@ class Membrane:
                 units; at most ``max_iter`` (100) iterations per increment).
             increments: fixed increments for ``paper``; for ``fast`` the smallest number of
                 equal increments to take (default 1: first try the full load).
-            start_scale: factor on the Rayleigh-Ritz starting bulge (for studies of the start).
+            start_scale: factor on the starting state's w (and its square on u and v; for
+                studies of the start).
+            start: ``fast`` mode's start: ``"reference"`` (a solved membrane of nearly the same
+                shape, scaled; :mod:`fem.start`; Newton takes about 3 iterations from it on
+                the paper's inputs) or ``"ritz"`` (the one-term Rayleigh-Ritz bulge alone,
+                about 7). ``paper`` mode starts from the bulge. Both reach the same state.
 
         Returns:
             :class:`MembraneResult`; ``converged`` is False, with a reason, on failure.
         """
         settings = solver_settings(mode, increments, rtol, tol, max_iter, start_scale)
+        check_start(start)
         t0 = time.perf_counter()
-        status, U, plam, pw, nincr, nit = _newton.solve_path(**self.system(), **settings)
+        system = self.system(start if mode == "fast" else "ritz")
+        status, U, plam, pw, nincr, nit = _newton.solve_path(**system, **settings)
         seconds = time.perf_counter() - t0
         topo = self.topology
         return MembraneResult(

@@ -14,8 +14,11 @@ Start. The flat unstressed membrane has no out-of-plane stiffness, so Newton can
 w = 0. The first increment starts from a one-term Rayleigh-Ritz bulge ``w = W phi`` with
 ``phi = 16 (x/l)(1 - x/l)(y/b)(1 - y/b)`` and u = v = 0; with no in-plane motion the strain
 energy is exactly ``c W^4``, so the energy-minimising amplitude is
-``W = (lambda f_ext . phi / f_int(phi) . phi)^(1/3)``. This guess only seeds Newton: no
-prestress enters the equations, and the converged state does not depend on it (tested).
+``W = (lambda f_ext . phi / f_int(phi) . phi)^(1/3)``. Or, given a ``start`` state for the full
+load (a solved membrane of nearly the same shape, scaled: :mod:`fem.start`), from that state
+scaled to the increment's load factor as the predictor below scales; if that path fails, the
+solve starts again from the Ritz bulge. A start only seeds Newton: no prestress enters the
+equations, and the converged state does not depend on it (tested).
 
 Predictor. Between increments the converged state is scaled as an ideal membrane scales with
 the load: ``w ~ lambda^(1/3)`` and ``u, v ~ lambda^(2/3)``.
@@ -121,9 +124,17 @@ def newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12,
 
 
 @njit(cache=True)
-def _predict(U, U_c, lam, lam_c, W1, phi, start_scale):
-    """Start of an increment: the Ritz bulge from the flat state, else the scaled last state."""
-    if lam_c == 0.0:
+def _predict(U, U_c, lam, lam_c, W1, phi, start_scale, start):
+    """Start of an increment: from the flat state the given ``start`` (if any, for load
+    factor 1) or else the Ritz bulge, scaled to ``lam``; else the scaled last state."""
+    if lam_c == 0.0 and start.shape[0] > 0:
+        sw = start_scale * lam ** (1.0 / 3.0)
+        suv = sw * sw
+        for k in range(U.shape[0] // 3):
+            U[3 * k] = suv * start[3 * k]
+            U[3 * k + 1] = suv * start[3 * k + 1]
+            U[3 * k + 2] = sw * start[3 * k + 2]
+    elif lam_c == 0.0:
         amp = start_scale * W1 * lam ** (1.0 / 3.0)
         for k in range(U.shape[0] // 3):
             U[3 * k] = 0.0
@@ -157,14 +168,61 @@ def _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w, n_pat
     return n_path + 1
 
 
+@njit(cache=True)
+def _fast_path(U, U_c, W1, phi, start, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
+               c12, c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter,
+               start_scale, max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam,
+               path_w):
+    """Adaptive increments from the flat state (``fast`` mode); returns (status, recorded
+    path length, Newton iterations)."""
+    fext_norm = _norm_free(fext)
+    dlam_max = 1.0 / n_increments
+    dlam = dlam_max
+    lam_c = 0.0
+    n_path = 1
+    total_it = 0
+    cuts = 0
+    status = OK
+    while lam_c < 1.0:
+        lam = lam_c + dlam
+        if lam > 1.0 - 1e-12:
+            lam = 1.0
+        _predict(U, U_c, lam, lam_c, W1, phi, start_scale, start)
+        status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
+                            c12, c33, fext, rtol * lam * fext_norm, True, max_iter, ab, ab_t,
+                            f, f_t, r, U_t)
+        total_it += it
+        if status == OK:
+            lam_c = lam
+            n_path = _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w,
+                             n_path)
+            dlam = min(2.0 * dlam, dlam_max)
+            if n_path >= max_path and lam_c < 1.0:
+                status = PATH_FULL
+                break
+        else:
+            cuts += 1
+            dlam *= 0.5
+            if cuts > max_cuts:
+                status = INCREMENT_TOO_SMALL
+                break
+            status = OK
+    return status, n_path, total_it
+
+
 @njit(cache=True, nogil=True)
 def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c11, c12, c33, fext,
-               phi, probe_nodes, probe_shape, paper, n_increments, abs_tol, rtol, max_iter,
-               start_scale, max_cuts, max_path):
+               phi, start, probe_nodes, probe_shape, paper, n_increments, abs_tol, rtol,
+               max_iter, start_scale, max_cuts, max_path):
     """Load-step from the flat state to the full load (load factor 1).
 
+    ``start`` is a state (3 nnode,) for the full load to start ``fast`` mode from (module
+    docstring), or empty or NaN: the Ritz bulge (``paper`` mode always starts from the
+    bulge).
+
     Returns ``(status, U, path_lambda, path_w, increments, iterations)`` where ``path_*`` hold
-    the converged increments (row 0 is the unloaded state) and ``increments`` counts them.
+    the converged increments (row 0 is the unloaded state) and ``increments`` counts them;
+    ``iterations`` counts every Newton iteration, those of a failed path from ``start`` too.
     ``max_path`` bounds the recorded path (the unloaded state included); a path that would
     grow longer stops with :data:`PATH_FULL` (see :func:`fem.membrane.solver_settings` for a
     capacity that is always enough).
@@ -198,7 +256,8 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
     ratio = num / den
     W1 = -((-ratio) ** (1.0 / 3.0)) if ratio < 0 else ratio ** (1.0 / 3.0)
 
-    fext_norm = _norm_free(fext)
+    if start.shape[0] > 0 and not np.isfinite(start[0]):  # NaN: no start given
+        start = start[:0]
     lam_c = 0.0
     n_path = 1
     total_it = 0
@@ -209,7 +268,7 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
             if n_path >= max_path:
                 status = PATH_FULL
                 break
-            _predict(U, U_c, lam, lam_c, W1, phi, start_scale)
+            _predict(U, U_c, lam, lam_c, W1, phi, start_scale, start[:0])
             status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
                                 c12, c33, fext, abs_tol, False, max_iter, ab, ab_t, f, f_t, r, U_t)
             total_it += it
@@ -219,33 +278,18 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
             n_path = _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w,
                              n_path)
     else:
-        dlam_max = 1.0 / n_increments
-        dlam = dlam_max
-        cuts = 0
-        while lam_c < 1.0:
-            lam = lam_c + dlam
-            if lam > 1.0 - 1e-12:
-                lam = 1.0
-            _predict(U, U_c, lam, lam_c, W1, phi, start_scale)
-            status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
-                                c12, c33, fext, rtol * lam * fext_norm, True, max_iter, ab, ab_t,
-                                f, f_t, r, U_t)
+        status, n_path, total_it = _fast_path(
+            U, U_c, W1, phi, start, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12,
+            c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter, start_scale,
+            max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam, path_w)
+        if status != OK and start.shape[0] > 0:  # again from the Ritz bulge
+            U_c[:] = 0.0
+            status, n_path, it = _fast_path(
+                U, U_c, W1, phi, start[:0], conn, elem_eq, free_dofs, dndx, dndy, weight, ktab,
+                c11, c12, c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter,
+                start_scale, max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam,
+                path_w)
             total_it += it
-            if status == OK:
-                lam_c = lam
-                n_path = _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w,
-                                 n_path)
-                dlam = min(2.0 * dlam, dlam_max)
-                if n_path >= max_path and lam_c < 1.0:
-                    status = PATH_FULL
-                    break
-            else:
-                cuts += 1
-                dlam *= 0.5
-                if cuts > max_cuts:
-                    status = INCREMENT_TOO_SMALL
-                    break
-                status = OK
         if status == OK:
             U[:] = U_c
     if status != OK:

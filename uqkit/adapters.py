@@ -3,7 +3,7 @@ import numpy as np
 
 #: The modules of the FE solver whose source identifies its results.
 FEM_SOLVER_MODULES = ("fem.element", "fem.assembly", "fem.banded", "fem.newton", "fem.mesh",
-                      "fem.membrane", "fem.presets", "fem.batch")
+                      "fem.membrane", "fem.presets", "fem.batch", "fem.start")
 
 
 class MembraneModel:
