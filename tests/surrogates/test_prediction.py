@@ -31,3 +31,30 @@ def test_one_component_gives_the_normal_quantile_and_intervals_are_central():
     lo, hi = mixture_interval(samples, np.array([0.5]), 0.95)
     np.testing.assert_allclose(lo, 2.0 - 0.5 * special.ndtri(0.975), rtol=1e-10)
     np.testing.assert_allclose(hi, 2.0 + 0.5 * special.ndtri(0.975), rtol=1e-10)
+
+
+@pytest.mark.parametrize("inference", ["laplace", "meanfield"])
+def test_rescaled_prediction_equals_a_prediction_after_calibrate(inference):
+    from surrogates import BDL
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (80, 2))
+    Y = np.column_stack([np.sin(2 * X[:, 0]) + X[:, 1], X[:, 0] * X[:, 1]])
+    Y = Y + rng.normal(0, 0.05, Y.shape)
+    kw = dict(max_iter=100) if inference == "laplace" else dict(epochs=30, batch_size=40)
+    m = BDL(hidden=(8,), inference=inference, seed=0, predict_samples=50, **kw).fit(X, Y)
+    Xv = rng.uniform(-1, 1, (30, 2))
+    raw = m.predict_distribution(Xv, levels=(0.9, 0.95), return_samples=True)
+    m.calibrate(X[:40] * 1.5, Y[:40])  # a held-out set the fit misjudges: scales far from 1
+    assert np.all(np.abs(np.log(m.variance_scale_)) > 0.1)
+    again = m.predict_distribution(Xv, levels=(0.9, 0.95), return_samples=True)
+    rescaled = raw.rescaled(m.variance_scale_)
+    scale = np.abs(raw.mean).max() + np.sqrt(raw.total_var).max()
+    for name in ("mean", "epistemic_var", "aleatoric_var", "samples"):
+        np.testing.assert_allclose(getattr(rescaled, name), getattr(again, name), rtol=1e-9,
+                                   atol=1e-12 * scale)
+    for lv in (0.9, 0.95):
+        for a, b in zip(rescaled.intervals[lv], again.intervals[lv]):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12 * scale)
+    with pytest.raises(ValueError, match="scale must be finite and > 0"):
+        raw.rescaled([1.0, -1.0])
