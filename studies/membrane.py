@@ -321,9 +321,9 @@ def _load_paths_task(task):
 
 def _train(task):
     """One task of the study's pool: Table-4 fits of one size, their baselines, the UQ fits,
-    the FE discretisation check or the Fig. 7a load paths; on one BLAS thread (the workers
-    fill the cores already: the GP baseline's two threads in each took 11-17 CPU-seconds at
-    n = 512 against 6 on one, and one thread makes no result depend on the worker count)."""
+    the FE discretisation check or the Fig. 7a load paths; on one BLAS thread, as pool
+    workers are (:func:`uqkit.executors.local_executor`), also when the study runs in this
+    process (``workers=1``), so that no result depends on the worker count."""
     from threadpoolctl import threadpool_limits
 
     kind, payload = task
@@ -425,15 +425,13 @@ def run(study, log=print):
 
     uq = {}
     Xmc = sample(table3(), study.n_surrogate_mc, seed=1000 * s + 4).values
-    import torch
-
     from surrogates import BDL
 
     for prior_name in study.priors:
         bdl = BDL.load(uq_paths[prior_name])
+        bdl.num_threads = study.workers  # it was trained on one; predict on every core
         fit_s = groups[key]["fit_seconds"] / len(study.priors)
         t1 = time.perf_counter()
-        torch.set_num_threads(study.workers)
         pred = bdl.predict_distribution(Xmc, n_samples=50, return_samples=True, levels=())
         predict_s = time.perf_counter() - t1
         uq[prior_name] = {"mean": pred.mean, "samples": pred.samples, "fit_seconds": fit_s,
@@ -476,22 +474,33 @@ def _table(fits, study):
 
 def _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loaded, fe_failed,
             truth_seconds, t_start, discretisation):
+    from concurrent.futures import ThreadPoolExecutor
+
     primary = "hierarchical" if "hierarchical" in uq else next(iter(uq))
-    stats_truth = {p: describe(Wt[:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
-                   for j, p in enumerate(PROBES)}
-    uq_cmp = {}
-    for prior_name, u in uq.items():
-        uq_cmp[prior_name] = {}
-        for j, p in enumerate(PROBES):
-            c = compare(u["mean"][:, j], Wt[:, j])
-            d = describe(u["mean"][:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
-            # epistemic band of the statistics over posterior function draws
-            draws = u["samples"][:, :, j]
-            band = {"mean": np.quantile(draws.mean(1), [0.025, 0.975]).tolist(),
-                    "std": np.quantile(draws.std(1), [0.025, 0.975]).tolist(),
-                    "ks": np.quantile([ks_statistic(dr, Wt[:, j]) for dr in draws[:20]],
-                                      [0.025, 0.975]).tolist()}
-            uq_cmp[prior_name][p] = {"surrogate": d, "comparison": c, "posterior_band": band}
+
+    def truth_stats(j):
+        return describe(Wt[:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
+
+    def surrogate_stats(prior_name, j):
+        u = uq[prior_name]
+        c = compare(u["mean"][:, j], Wt[:, j])
+        d = describe(u["mean"][:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
+        # epistemic band of the statistics over posterior function draws
+        draws = u["samples"][:, :, j]
+        band = {"mean": np.quantile(draws.mean(1), [0.025, 0.975]).tolist(),
+                "std": np.quantile(draws.std(1), [0.025, 0.975]).tolist(),
+                "ks": np.quantile([ks_statistic(dr, Wt[:, j]) for dr in draws[:20]],
+                                  [0.025, 0.975]).tolist()}
+        return {"surrogate": d, "comparison": c, "posterior_band": band}
+
+    # each statistic is its own computation (its own bootstrap seeds), mostly numpy sorts
+    # that release the GIL: on every core at once, with the same results
+    with ThreadPoolExecutor(max_workers=study.workers) as ex:
+        truth = {p: ex.submit(truth_stats, j) for j, p in enumerate(PROBES)}
+        cmp_ = {(pr, p): ex.submit(surrogate_stats, pr, j) for pr in uq
+                for j, p in enumerate(PROBES)}
+        stats_truth = {p: f.result() for p, f in truth.items()}
+        uq_cmp = {pr: {p: cmp_[pr, p].result() for p in PROBES} for pr in uq}
     n_t = len(Wt)
     # FE cost on this study's cores: one core's seconds per run, perfectly parallel
     fe_per_1e5 = truth_seconds * 1e5 / study.workers if truth_seconds else None

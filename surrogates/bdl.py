@@ -635,21 +635,31 @@ class _BaseBDL(BaseEstimator):
         step = min(self.predict_batch, max(64, 32768 // S)) if laplace else self.predict_batch
         if not laplace:  # mean field: chunks of S x 655 x width at S = 200 (1.5x faster
             step = min(self.predict_batch, max(64, 131072 // S))  # than 4096, measured)
+        # a Laplace draw's output about the mean: J(x) delta, in output units (recalibrated)
+        spread = None if not (laplace and regression) else (
+            ys if scale is None else ys * np.sqrt(scale))
         for start in range(0, len(Z), step):
             if laplace:  # the linearised network: f(x, w*) + J(x) delta for every draw
                 x = torch.as_tensor(Z[start:start + step], dtype=torch.float64)
                 f0, tangent = self.net_.forward_tangent(self.laplace_.w, x, deltas)
-                f = f0 + tangent
+                if not regression:
+                    f = f0 + tangent
             else:
                 x = torch.as_tensor(Z[start:start + step], dtype=torch.float32, device=dev)
                 f = guide.forward_draws(x, weights)
-            if regression:
+            if regression and laplace:
+                # the linearised predictive's mean is the MAP network's output, exactly, and
+                # its epistemic variance the draws' mean square of J(x) delta
+                mean = f0.numpy() * ys + ym
+                var = tangent.square().mean(0).numpy() * spread ** 2
+                if return_samples:
+                    f = mean + tangent.numpy() * spread
+            elif regression:
                 f = f.double().cpu().numpy() * ys + ym
-                # the linearised predictive's mean is the MAP network's output, exactly
-                m0 = f0.numpy() * ys + ym if laplace else f.mean(0)
+                m0 = f.mean(0)
                 if scale is not None:  # recalibrated spread about the mean
                     f = m0 + np.sqrt(scale) * (f - m0)
-                mean, var = m0, ((f - m0) ** 2).mean(0) if laplace else f.var(0)
+                mean, var = m0, f.var(0)
             else:
                 f = torch.softmax(f, -1).double().cpu().numpy()
                 mean, var = f.mean(0), f.var(0)

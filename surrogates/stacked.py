@@ -176,29 +176,35 @@ class StackedMLP:
 
     def forward_tangent(self, w, x, dw):
         """Outputs (N, k) of network w (P,) at x (N, d), and the (S, N, k) directional
-        derivatives ``J(x) dw_s`` along the S rows of dw (S, P).
+        derivatives ``J(x) dw_s`` along the S rows of dw (S, P) (a view of an (N, S, k)
+        tensor).
 
-        Per layer, ``t_l = (h_{l-1} dW_l^T + db_l + t_{l-1} W_l^T) * act'(z_l)``: one batched
-        matmul over the S directions and one matmul of the stacked (S N, in) tangents, in
-        place (memory-bound: callers keep S x N x width within the cache, N about 32768 / S).
+        Per layer, ``t_l = (h_{l-1} dW_l^T + db_l + t_{l-1} W_l^T) * act'(z_l)``, with the
+        tangents held as (N, S, width): two plain matmuls per layer, of the inputs (N, in)
+        with every direction's weights (in, S out) and of the stacked tangents (N S, in) with
+        W^T, in place. A batched matmul over the S directions instead (S small products)
+        took 1.5x as long (1e5 inputs x 50 or 200 draws, 1 thread). Memory-bound: callers
+        keep S x N x width within the cache, N about 32768 / S.
         """
         h = x
         t = None
         last = len(self.layers) - 1
-        S = dw.shape[0]
+        S, N = dw.shape[0], x.shape[0]
         for l in range(len(self.layers)):
             W, b = self.split(w, l)
             dW, db = self.split(dw, l)
+            fan_out, fan_in = W.shape
             z = torch.addmm(b, h, W.t())
-            tz = torch.baddbmm(db.unsqueeze(1), h.expand(S, *h.shape), dW.transpose(1, 2))
-            if t is not None:  # (S, N, out) += (S N, in) @ (in, out)
-                tz.view(-1, tz.shape[-1]).addmm_(t.reshape(-1, t.shape[-1]), W.t())
+            tz = torch.addmm(db.reshape(-1), h, dW.reshape(S * fan_out, fan_in).t())
+            if t is not None:  # (N S, out) += (N S, in) @ (in, out)
+                tz.view(N * S, fan_out).addmm_(t.view(N * S, fan_in), W.t())
+            tz = tz.view(N, S, fan_out)
             if l < last:
                 h = self._act(z)
-                t = tz.mul_(self._act_grad(z, h))
+                t = tz.mul_(self._act_grad(z, h).unsqueeze(1))
             else:
                 h, t = z, tz
-        return h, t
+        return h, t.transpose(0, 1)
 
     def jacobian(self, w, x):
         """(N, k, P) Jacobian of network w (P,)'s outputs at x (N, d) in its weights.
