@@ -169,6 +169,26 @@ def _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w, n_pat
 
 
 @njit(cache=True)
+def _ritz_amplitude(conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12, c33, fext, phi,
+                    f, ab, U_t):
+    """The Ritz bulge's amplitude at load factor 1, ``W^3 = f_ext.phi / (f_int(phi).phi)``
+    (module docstring); ``f``, ``ab`` and ``U_t`` are scratch."""
+    U_t[:] = 0.0
+    for k in range(phi.shape[0]):
+        U_t[3 * k + 2] = phi[k]
+    assemble(U_t, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33, f, ab, False)
+    num = 0.0
+    den = 0.0
+    for i in range(free_dofs.shape[0]):
+        d = free_dofs[i]
+        if d % 3 == 2:
+            num += fext[i] * phi[d // 3]
+            den += f[i] * phi[d // 3]
+    ratio = num / den
+    return -((-ratio) ** (1.0 / 3.0)) if ratio < 0 else ratio ** (1.0 / 3.0)
+
+
+@njit(cache=True)
 def _fast_path(U, U_c, W1, phi, start, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
                c12, c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter,
                start_scale, max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam,
@@ -242,22 +262,12 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
     path_w = np.zeros((max_path, nprobe))
     wtmp = np.zeros(nprobe)
 
-    # Ritz amplitude at load factor 1: W^3 = f_ext.phi / (f_int(phi).phi)
-    for k in range(phi.shape[0]):
-        U_t[3 * k + 2] = phi[k]
-    assemble(U_t, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33, f, ab, False)
-    num = 0.0
-    den = 0.0
-    for i in range(neq):
-        d = free_dofs[i]
-        if d % 3 == 2:
-            num += fext[i] * phi[d // 3]
-            den += f[i] * phi[d // 3]
-    ratio = num / den
-    W1 = -((-ratio) ** (1.0 / 3.0)) if ratio < 0 else ratio ** (1.0 / 3.0)
-
     if start.shape[0] > 0 and not np.isfinite(start[0]):  # NaN: no start given
         start = start[:0]
+    # the Ritz amplitude, needed only without a start (or when the path from it fails)
+    W1 = 0.0 if start.shape[0] > 0 and not paper else _ritz_amplitude(
+        conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12, c33, fext, phi, f, ab,
+        U_t)
     lam_c = 0.0
     n_path = 1
     total_it = 0
@@ -284,6 +294,8 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
             max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam, path_w)
         if status != OK and start.shape[0] > 0:  # again from the Ritz bulge
             U_c[:] = 0.0
+            W1 = _ritz_amplitude(conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12,
+                                 c33, fext, phi, f, ab, U_t)
             status, n_path, it = _fast_path(
                 U, U_c, W1, phi, start[:0], conn, elem_eq, free_dofs, dndx, dndy, weight, ktab,
                 c11, c12, c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter,

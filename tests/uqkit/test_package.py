@@ -1,0 +1,26 @@
+"""The package's names load on first use: a model worker does not pay for chaospy."""
+import subprocess
+import sys
+
+import uqkit
+
+
+def test_a_worker_running_a_model_does_not_import_chaospy():
+    code = ("import sys, uqkit.adapters, uqkit.propagation, fem.batch; "
+            "print('chaospy' in sys.modules, 'scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_every_exported_name_loads_and_unknown_names_raise():
+    for name in uqkit.__all__:
+        assert getattr(uqkit, name).__module__.startswith("uqkit.")
+        assert name in dir(uqkit)
+    from uqkit import RandomInputs, propagate  # noqa: F401
+    try:
+        uqkit.not_a_name
+    except AttributeError as exc:
+        assert "not_a_name" in str(exc)
+    else:
+        raise AssertionError("uqkit.not_a_name did not raise")
