@@ -60,17 +60,18 @@ def reference_starts(rows, p, nx, ny, edges):
     """(n, 3 nnode) starting states for rows (l, b, t, E, nu) of one mesh and load p (see the
     module docstring); a row with no reference (p = 0, or its reference did not converge) gets
     an all-NaN row, which means "start from the Ritz bulge"."""
+    from .membrane import normalise_edges
+
     rows = np.asarray(rows, dtype=float).reshape(-1, 5)
-    edges_key = tuple(sorted(edges.items())) if isinstance(edges, dict) else edges
-    out = None
+    edges_key = tuple(sorted(normalise_edges(edges).items()))
+    out = np.full((len(rows), 3 * (nx + 1) * (ny + 1)), np.nan)
     for i, (l, b, t, E, nu) in enumerate(rows):
         q = abs(p) * b / (E * t)
-        key = (round(math.log(l / b) / LOG_ASPECT_STEP), round(math.log(q) / LOG_LOAD_STEP),
-               round(nu / NU_STEP)) if q > 0 else None
-        ref = None if key is None else _reference(nx, ny, edges_key, math.copysign(1.0, p), *key)
-        if out is None:
-            nnode = (nx + 1) * (ny + 1)
-            out = np.full((len(rows), 3 * nnode), np.nan)
+        if not q > 0:
+            continue
+        ref = _reference(nx, ny, edges_key, math.copysign(1.0, p),
+                         round(math.log(l / b) / LOG_ASPECT_STEP),
+                         round(math.log(q) / LOG_LOAD_STEP), round(nu / NU_STEP))
         if ref is None:
             continue
         q_ref, state = ref
@@ -79,32 +80,25 @@ def reference_starts(rows, p, nx, ny, edges):
         out[i, 0::3] = suv * state[0::3]
         out[i, 1::3] = suv * state[1::3]
         out[i, 2::3] = sw * state[2::3]
-    if out is None:
-        out = np.full((0, 3 * (nx + 1) * (ny + 1)), np.nan)
     return out
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)  # 5.5 kB each on a 20 x 10 mesh, 0.3 MB on 160 x 80
 def _reference(nx, ny, edges_key, sign, i_aspect, i_load, i_nu):
     """(q_ref, state) of the reference membrane of a grid point, or None if it did not
-    converge (or its grid point is no valid membrane)."""
+    converge."""
     from . import newton
-    from .membrane import solver_settings, stacked_systems
+    from .membrane import SHARED_SYSTEM_KEYS, solver_settings, stacked_systems
 
     aspect = math.exp(i_aspect * LOG_ASPECT_STEP)
     q_ref = math.exp(i_load * LOG_LOAD_STEP)
     nu = min(max(i_nu * NU_STEP, -0.95), 0.45)
-    system = stacked_systems([(aspect, 1.0, 1.0, 1.0 / q_ref, nu)], sign, nx, ny,
-                             dict(edges_key) if isinstance(edges_key, tuple) else edges_key,
-                             probes={}, start="ritz")
-    one = {k: v[0] if isinstance(v, np.ndarray) and v.ndim >= 1 and k in _PER_ROW else v
-           for k, v in system.items()}
-    status, state, *_ = newton.solve_path(**one, **solver_settings())
+    stacked = stacked_systems([(aspect, 1.0, 1.0, 1.0 / q_ref, nu)], sign, nx, ny,
+                              dict(edges_key), probes={}, start="ritz")
+    system = {k: (v if k in SHARED_SYSTEM_KEYS else float(v[0]) if v.ndim == 1 else v[0])
+              for k, v in stacked.items()}
+    status, state, *_ = newton.solve_path(**system, **solver_settings())
     if status != newton.OK or not np.all(np.isfinite(state)):
         return None
     state.setflags(write=False)
     return q_ref, state
-
-
-_PER_ROW = ("dndx", "dndy", "weight", "ktab", "c11", "c12", "c33", "fext", "phi", "start",
-            "probe_nodes", "probe_shape")
