@@ -89,23 +89,30 @@ def test_stacked_tanh_is_torch_tanh_to_rounding_with_its_derivative():
     assert torch.allclose(g, 1.0 - torch.tanh(zs) ** 2, rtol=0, atol=1e-15)
 
 
-def test_laplace_is_exact_for_a_linear_model():
+@pytest.mark.parametrize("n, d, form", [(30, 2, "factor"), (5, 20, "basis")])
+def test_laplace_is_exact_for_a_linear_model(n, d, form):
     """A network without hidden layers is Bayesian linear regression: with the noise known,
-    the Laplace posterior is the exact conjugate posterior."""
+    the Laplace posterior is the exact conjugate posterior, in the Cholesky form (many rows)
+    and in the Gram eigen form (rows <= P / 2) alike."""
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 2))
-    y = X @ np.array([0.7, -1.2]) + 0.3 + 0.2 * rng.normal(size=30)
-    net = StackedMLP((2, 1))
+    X = rng.normal(size=(n, d))
+    y = X @ rng.normal(size=d) + 0.3 + 0.2 * rng.normal(size=n)
+    net = StackedMLP((d, 1))
     sigma, s0 = 0.2, 1.5
     post, = fit(net, [torch.as_tensor(X)], [torch.as_tensor(y[:, None])], "regression",
                 [make_prior(f"normal(0, {s0})")], [0], noise_std=sigma, learn_noise=False)
-    A = np.column_stack([X, np.ones(30)])  # layout: W (1 x 2) then b
-    cov = np.linalg.inv(A.T @ A / sigma ** 2 + np.eye(3) / s0 ** 2)
+    assert getattr(post, form) is not None
+    assert (post.factor is None) == (form == "basis")
+    A = np.column_stack([X, np.ones(n)])  # layout: W (1 x d) then b
+    cov = np.linalg.inv(A.T @ A / sigma ** 2 + np.eye(d + 1) / s0 ** 2)
     mean = cov @ A.T @ y / sigma ** 2
     assert np.allclose(post.w.numpy(), mean, atol=1e-8)
     assert np.allclose(post.marginal_std().numpy(), np.sqrt(np.diag(cov)), rtol=1e-8)
     draws = post.sample(200_000, torch.Generator().manual_seed(1)).numpy()
     assert np.allclose(np.cov(draws.T), cov, atol=3e-2 * np.abs(cov).max())
+    back = LaplacePosterior.from_state(post.state())
+    assert torch.equal(back.sample(5, torch.Generator().manual_seed(2)),
+                       post.sample(5, torch.Generator().manual_seed(2)))
 
 
 def test_evidence_reaches_the_exact_type_2_maximum_likelihood():
