@@ -18,7 +18,7 @@ from numba import njit
 from . import newton as _newton
 from .membrane import DEFAULT_PROBES, Membrane, solver_settings, stacked_systems
 from .presets import PAPER_PROBES_RELATIVE
-from .start import check_start
+from .start import start_for
 
 #: Column order of a batch input row.
 COLUMNS = ("l", "b", "t", "E", "nu")
@@ -63,7 +63,8 @@ def solve_row(row, p=100.0, nx=20, ny=10, edges="clamped", probes=None, settings
               probe_frame="physical", start="reference"):
     """Solve one (l, b, t, E, nu) row; returns (w, status, reason, increments, iterations).
 
-    Invalid inputs give status -1 and the validation message instead of raising.
+    Invalid inputs give status -1 and the validation message instead of raising. ``start`` is
+    the start the solve uses (:func:`fem.start.start_for` of the settings' mode).
     """
     probes = _default_probes(probe_frame) if probes is None else probes
     settings = solver_settings() if settings is None else settings
@@ -73,8 +74,7 @@ def solve_row(row, p=100.0, nx=20, ny=10, edges="clamped", probes=None, settings
                             probe_frame=probe_frame)
     except ValueError as exc:
         return nan, INVALID_INPUT, f"invalid input: {exc}", 0, 0
-    system = membrane.system("ritz" if settings["paper"] else start)
-    status, _, _, pw, nincr, nit = _newton.solve_path(**system, **settings)
+    status, _, _, pw, nincr, nit = _newton.solve_path(**membrane.system(start), **settings)
     w = pw[-1].copy() if status == _newton.OK else nan
     return w, int(status), _newton.STATUS_TEXT[int(status)], int(nincr), int(nit)
 
@@ -107,8 +107,7 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
         raise ValueError(f"params must have shape (n, {len(COLUMNS)}) with columns {COLUMNS}, "
                          f"got shape {arr.shape}")
     settings = solver_settings(mode, **solve_options)
-    check_start(start)
-    start = "ritz" if settings["paper"] else start
+    start = start_for(start, settings["paper"])
     probes = _default_probes(probe_frame) if probes is None else dict(probes)
     # validate the shared settings now; each row's own size is checked against the probes in
     # solve_row, which flags a row whose probe falls outside it

@@ -15,7 +15,7 @@ from . import newton as _newton
 from .element import gauss_derivatives, shape_functions, stiffness_tables
 from .mesh import EDGE_CONDITIONS, EDGES, build_topology, locate, locate_relative
 from .presets import PAPER_PROBES, PAPER_PROBES_RELATIVE
-from .start import check_start, reference_starts
+from .start import check_start, reference_starts, start_for
 
 #: Default probe points (x, y) in the reference configuration: the paper's.
 DEFAULT_PROBES = PAPER_PROBES
@@ -144,7 +144,8 @@ def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="
     check_start(start)
     rows = [tuple(map(float, r)) for r in rows]
     n, p = len(rows), float(p)
-    topo = _topology(nx, ny, tuple(sorted(normalise_edges(edges).items())))
+    edges = normalise_edges(edges)
+    topo = _topology(nx, ny, tuple(sorted(edges.items())))
     relative = probe_frame == "relative"
     probes = dict((PAPER_PROBES_RELATIVE if relative else DEFAULT_PROBES)
                   if probes is None else probes)
@@ -173,7 +174,7 @@ def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="
     xi = topo.node_ij[:, 0] * hx[:, None] / ls[:, None]
     eta = topo.node_ij[:, 1] * hy[:, None] / bs[:, None]
     phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
-    starts = (reference_starts(rows, p, nx, ny, normalise_edges(edges)) if start == "reference"
+    starts = (reference_starts(rows, p, nx, ny, edges) if start == "reference"
               else np.empty((n, 0)))
     nprobe = len(probes)
     probe_nodes = np.empty((n, nprobe, 4), dtype=np.int64)
@@ -399,9 +400,9 @@ class Membrane:
             :class:`MembraneResult`; ``converged`` is False, with a reason, on failure.
         """
         settings = solver_settings(mode, increments, rtol, tol, max_iter, start_scale)
-        check_start(start)
+        start = start_for(start, settings["paper"])
         t0 = time.perf_counter()
-        system = self.system(start if mode == "fast" else "ritz")
+        system = self.system(start)
         status, U, plam, pw, nincr, nit = _newton.solve_path(**system, **settings)
         seconds = time.perf_counter() - t0
         topo = self.topology

@@ -56,6 +56,13 @@ def check_start(start):
         raise ValueError(f"start must be one of {STARTS}, got start={start!r}")
 
 
+def start_for(start, paper):
+    """The start a solve uses: ``start`` (checked) in ``fast`` mode, the Ritz bulge in
+    ``paper`` mode (which always starts from it: no reference is built for it)."""
+    check_start(start)
+    return "ritz" if paper else start
+
+
 def reference_starts(rows, p, nx, ny, edges):
     """(n, 3 nnode) starting states for rows (l, b, t, E, nu) of one mesh and load p (see the
     module docstring); a row with no reference (p = 0, or its reference did not converge) gets
@@ -88,15 +95,13 @@ def _reference(nx, ny, edges_key, sign, i_aspect, i_load, i_nu):
     """(q_ref, state) of the reference membrane of a grid point, or None if it did not
     converge."""
     from . import newton
-    from .membrane import SHARED_SYSTEM_KEYS, solver_settings, stacked_systems
+    from .membrane import Membrane, solver_settings
 
     aspect = math.exp(i_aspect * LOG_ASPECT_STEP)
     q_ref = math.exp(i_load * LOG_LOAD_STEP)
     nu = min(max(i_nu * NU_STEP, -0.95), 0.45)
-    stacked = stacked_systems([(aspect, 1.0, 1.0, 1.0 / q_ref, nu)], sign, nx, ny,
-                              dict(edges_key), probes={}, start="ritz")
-    system = {k: (v if k in SHARED_SYSTEM_KEYS else float(v[0]) if v.ndim == 1 else v[0])
-              for k, v in stacked.items()}
+    system = Membrane(aspect, 1.0, 1.0, 1.0 / q_ref, nu, p=sign, nx=nx, ny=ny,
+                      edges=dict(edges_key), probes={}).system("ritz")
     status, state, *_ = newton.solve_path(**system, **solver_settings())
     if status != newton.OK or not np.all(np.isfinite(state)):
         return None
