@@ -49,11 +49,13 @@ def code_version(*modules):
     study's cached results depend on, so that a changed trainer or study retrains instead of
     reusing stale fits."""
     import pkgutil
+    from importlib.util import find_spec
 
-    import surrogates
     from uqkit.model import source_digest
 
-    names = sorted(f"surrogates.{m.name}" for m in pkgutil.iter_modules(surrogates.__path__))
+    # found, not imported: the study's own process need not load torch to key its cache
+    path = find_spec("surrogates").submodule_search_locations
+    names = sorted(f"surrogates.{m.name}" for m in pkgutil.iter_modules(path))
     return source_digest(["surrogates", *names, *modules])
 
 

@@ -295,12 +295,39 @@ def _baseline_task(task):
 
 def _uq_task(task):
     """Train the UQ surrogates (one per prior) as one batched program and save each to its
-    path."""
-    members = task
+    path; then each one's surrogate Monte Carlo: its predictive mean and 50 posterior function
+    draws at the inputs ``Xmc``, on one core (``predict_seconds``), and their statistics against
+    the FE truth ``Wt`` (:func:`_uq_statistics`)."""
+    members, Xmc, Wt = task
     models, seconds = _fit_members(members)
-    for (_, _, _, _, _, path), model in zip(members, models):
+    out = {"fit_seconds": seconds, "priors": {}}
+    for (name, _, _, _, _, path), model in zip(members, models):
         model.save(path)
-    return {"fit_seconds": seconds}
+        t0 = time.perf_counter()
+        pred = model.predict_distribution(Xmc, n_samples=50, return_samples=True, levels=())
+        predict_s = time.perf_counter() - t0
+        out["priors"][name] = {"predict_seconds": predict_s, **_uq_statistics(pred, Wt)}
+    return out
+
+
+def _uq_statistics(pred, Wt):
+    """Per output: the distribution of a surrogate's predictive means (``pred.mean``) and its
+    distances to the FE truth ``Wt``, the 95% band of the mean, std and KS statistic over its
+    posterior function draws (``pred.samples``, the KS over the first 20), and the curves of
+    Fig. 8 (:func:`studies.membrane_report.surrogate_densities`)."""
+    from .membrane_report import kde_grid, surrogate_densities
+
+    stats, curves = {}, {}
+    for j, p in enumerate(PROBES):
+        mean, draws = pred.mean[:, j], pred.samples[:, :, j]
+        band = {"mean": np.quantile(draws.mean(1), [0.025, 0.975]).tolist(),
+                "std": np.quantile(draws.std(1), [0.025, 0.975]).tolist(),
+                "ks": np.quantile([ks_statistic(dr, Wt[:, j]) for dr in draws[:20]],
+                                  [0.025, 0.975]).tolist()}
+        stats[p] = {"surrogate": describe(mean, quantiles=(0.01, 0.5, 0.99), n_boot=50),
+                    "comparison": compare(mean, Wt[:, j]), "posterior_band": band}
+        curves[p] = surrogate_densities(mean, draws, kde_grid(Wt[:, j]))
+    return {"stats": stats, "kde": curves}
 
 
 def _load_paths_task(task):
@@ -395,8 +422,10 @@ def run(study, log=print):
     data = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes()
                                    for a in (Xp, Wp, Xv, Wv, Xc, Wc))).hexdigest()
     settings = dict(fit_settings(study, model), data_sha256=data)
-    # the UQ surrogates on n_uq_train runs, each saved as a file of the cache
+    # the UQ surrogates on n_uq_train runs, each saved as a file of the cache, and their
+    # surrogate Monte Carlo against the truth (in the pool, beside the other fits)
     key = f"uq-{study.n_uq_train}"
+    Xmc = sample(table3(), study.n_surrogate_mc, seed=1000 * s + 4).values
     uq_paths = {}
     members = []
     for prior_name, prior in study.priors.items():
@@ -405,7 +434,10 @@ def run(study, log=print):
         members.append((prior_name, Xp[:study.n_uq_train], Wp[:study.n_uq_train], prior,
                         bdl_settings(study.n_uq_train, study, 100 * s + 99),
                         uq_paths[prior_name]))
-    tasks[key] = ("uq", members)
+    tasks[key] = ("uq", (members, Xmc, Wt))
+    # the Monte Carlo's statistics depend on the truth and the number of inputs, too
+    extra = {key: {"n_surrogate_mc": study.n_surrogate_mc, "truth_sha256": hashlib.sha256(
+        np.ascontiguousarray(Wt).tobytes()).hexdigest()}}
     # the FE mesh check and the Fig. 7a paths (a few seconds of FE solves each) run beside
     # the fits rather than after them in this process
     tasks["discretisation"] = ("discretisation", (study.nx, study.ny))
@@ -413,7 +445,8 @@ def run(study, log=print):
     # largest first, so that the longest tasks do not start last (the FE tasks: last)
     order = sorted(tasks, key=lambda k: -int(k.split("-")[-1]) if k[-1].isdigit() else 0)
     groups, computed = cached_map(
-        _train, {k: (dict(settings, task=k), tasks[k]) for k in order}, cache,
+        _train, {k: (dict(settings, task=k, **extra.get(k, {})), tasks[k]) for k in order},
+        cache,
         study.workers, study.progress, "train surrogates")
     log(f"surrogate fits: {computed} tasks trained, {len(tasks) - computed} loaded")
     fits = {}
@@ -424,20 +457,12 @@ def run(study, log=print):
     table = _table(fits, study)
 
     uq = {}
-    Xmc = sample(table3(), study.n_surrogate_mc, seed=1000 * s + 4).values
-    from surrogates import BDL
-
     for prior_name in study.priors:
-        bdl = BDL.load(uq_paths[prior_name])
-        bdl.num_threads = study.workers  # it was trained on one; predict on every core
         fit_s = groups[key]["fit_seconds"] / len(study.priors)
-        t1 = time.perf_counter()
-        pred = bdl.predict_distribution(Xmc, n_samples=50, return_samples=True, levels=())
-        predict_s = time.perf_counter() - t1
-        uq[prior_name] = {"mean": pred.mean, "samples": pred.samples, "fit_seconds": fit_s,
-                          "predict_seconds": predict_s}
+        uq[prior_name] = dict(groups[key]["priors"][prior_name], fit_seconds=fit_s)
         log(f"UQ surrogate ({prior_name}): fit {fit_s:.1f} s, {study.n_surrogate_mc} "
-            f"predictions x 50 posterior draws in {predict_s:.1f} s")
+            f"predictions x 50 posterior draws in {uq[prior_name]['predict_seconds']:.1f} s "
+            "on one core")
 
     report = _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loaded,
                      fe_failed, truth_seconds, t_start, groups["discretisation"])
@@ -481,33 +506,21 @@ def _report(study, table, uq, Wt, fits, fig_index, Xv, Wv, fe_computed, fe_loade
     def truth_stats(j):
         return describe(Wt[:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
 
-    def surrogate_stats(prior_name, j):
-        u = uq[prior_name]
-        c = compare(u["mean"][:, j], Wt[:, j])
-        d = describe(u["mean"][:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
-        # epistemic band of the statistics over posterior function draws
-        draws = u["samples"][:, :, j]
-        band = {"mean": np.quantile(draws.mean(1), [0.025, 0.975]).tolist(),
-                "std": np.quantile(draws.std(1), [0.025, 0.975]).tolist(),
-                "ks": np.quantile([ks_statistic(dr, Wt[:, j]) for dr in draws[:20]],
-                                  [0.025, 0.975]).tolist()}
-        return {"surrogate": d, "comparison": c, "posterior_band": band}
-
     # each statistic is its own computation (its own bootstrap seeds), mostly numpy sorts
-    # that release the GIL: on every core at once, with the same results
+    # that release the GIL: on every core at once, with the same results (the surrogates'
+    # were made in their task, see _uq_statistics)
     with ThreadPoolExecutor(max_workers=study.workers) as ex:
-        truth = {p: ex.submit(truth_stats, j) for j, p in enumerate(PROBES)}
-        cmp_ = {(pr, p): ex.submit(surrogate_stats, pr, j) for pr in uq
-                for j, p in enumerate(PROBES)}
-        stats_truth = {p: f.result() for p, f in truth.items()}
-        uq_cmp = {pr: {p: cmp_[pr, p].result() for p in PROBES} for pr in uq}
+        stats_truth = dict(zip(PROBES, ex.map(truth_stats, range(len(PROBES)))))
+    uq_cmp = {pr: u["stats"] for pr, u in uq.items()}
     n_t = len(Wt)
     # FE cost on this study's cores: one core's seconds per run, perfectly parallel
     fe_per_1e5 = truth_seconds * 1e5 / study.workers if truth_seconds else None
     timings = {"fe_seconds_per_run": truth_seconds, "fe_truth_runs": n_t,
                "fe_seconds_per_1e5": fe_per_1e5, "total_seconds": time.perf_counter() - t_start}
     for prior_name, u in uq.items():
-        sur = u["fit_seconds"] + u["predict_seconds"] * 1e5 / study.n_surrogate_mc
+        # the prediction on the study's cores, from one core's time as for the FE
+        sur = u["fit_seconds"] + (u["predict_seconds"] * 1e5 / study.n_surrogate_mc
+                                  / study.workers)
         timings[f"surrogate_{prior_name}_seconds_per_1e5_incl_training"] = sur
         if fe_per_1e5:
             timings[f"speedup_{prior_name}"] = fe_per_1e5 / sur

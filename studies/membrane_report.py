@@ -99,7 +99,8 @@ def markdown(study, r):
         speedup = t.get(f"speedup_{pr}")
         lines.append(f"- Surrogate Monte Carlo, {pr} prior: "
                      f"{t[f'surrogate_{pr}_seconds_per_1e5_incl_training']:.1f} s per 1e5 "
-                     "samples, training included" +
+                     f"samples on {study.workers} cores (one core's prediction time shared "
+                     "among them, as for the FE), training included" +
                      (f" ({speedup:.1f}x faster than FE)." if speedup else "."))
     lines += figure_section(r["figures"])
     lines += ["", "## Notes", "",
@@ -220,23 +221,38 @@ def fig_predictive(study, fits, Wv, fig_index):
     return save_figure(fig, study.out, "fig7c_predictive.png", 110)
 
 
+def kde_grid(w):
+    """Fig. 8's abscissae for one output: 300 points over the FE truth sample ``w``'s
+    0.05-99.95% range, 5% of it either side (length units)."""
+    lo_x, hi_x = np.quantile(w, [0.0005, 0.9995])
+    pad = 0.05 * (hi_x - lo_x)
+    return np.linspace(lo_x - pad, hi_x + pad, 300)
+
+
+def surrogate_densities(mean, draws, grid):
+    """Fig. 8's curves of one surrogate and output on ``grid``: the KDE of its predictive means
+    (n,) and the 2.5-97.5% band of the KDEs of its first 20 posterior function draws (S, n)."""
+    dens = np.array([kde(d, grid)[1] for d in draws[:20]])
+    lo, hi = np.quantile(dens, [0.025, 0.975], axis=0)
+    return {"mean": kde(mean, grid)[1].tolist(), "band": [lo.tolist(), hi.tolist()]}
+
+
 def fig_kde(study, uq, Wt):
+    """Fig. 8 from the FE truth ``Wt`` and each UQ surrogate's :func:`surrogate_densities`
+    (``uq[prior]["kde"][probe]``, made where the surrogate predicted)."""
     plt = pyplot()
 
     from matplotlib.patches import Patch
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.3))
     for j, (ax, p) in enumerate(zip(axes, PROBES)):
-        lo_x, hi_x = np.quantile(Wt[:, j], [0.0005, 0.9995])
-        pad = 0.05 * (hi_x - lo_x)
-        grid = np.linspace(lo_x - pad, hi_x + pad, 300)
+        grid = kde_grid(Wt[:, j])
         ax.plot(grid, kde(Wt[:, j], grid)[1], "k-", lw=2.2, label=f"FE truth ({len(Wt)})")
         for k, (pr, u) in enumerate(uq.items()):
-            dens = np.array([kde(d, grid)[1] for d in u["samples"][:20, :, j]])
-            ax.fill_between(grid, *np.quantile(dens, [0.025, 0.975], axis=0), color=f"C{k}",
-                            alpha=0.25)
-            ax.plot(grid, kde(u["mean"][:, j], grid)[1], "--", color=f"C{k}", lw=1.5,
-                    label=f"BDL {pr} ({len(u['mean'])})")
+            curves = u["kde"][p]
+            ax.fill_between(grid, *curves["band"], color=f"C{k}", alpha=0.25)
+            ax.plot(grid, curves["mean"], "--", color=f"C{k}", lw=1.5,
+                    label=f"BDL {pr} ({study.n_surrogate_mc})")
         ax.set_xlabel(f"w({p}) (length units)")
         ax.set_ylabel("density")
     # one legend below the panels, so that none covers a curve; the bands get their entries

@@ -164,19 +164,54 @@ def _versions(module_name):
 
 def source_digest(module_names):
     """SHA-256 of the source code of the named modules (in the given order); None if any has
-    no readable source."""
+    no readable source.
+
+    A module that is not imported yet is read from its file without being imported (nor its
+    package's ``__init__`` run), so that hashing, say, the surrogates' code does not load torch
+    into a process that never trains; the text is the same as ``inspect.getsource`` of the
+    imported module."""
     h = hashlib.sha256()
     for name in module_names:
-        module = sys.modules.get(name)
-        if module is None:
-            import importlib
-
-            module = importlib.import_module(name)
         try:
-            h.update(inspect.getsource(module).encode())
+            h.update(_module_source(name).encode())
         except (OSError, TypeError):
             return None
     return h.hexdigest()
+
+
+def _module_source(name):
+    """The source text of module ``name`` (see :func:`source_digest`)."""
+    import linecache
+
+    module = sys.modules.get(name)
+    if module is None:
+        origin = _source_file(name)
+        if origin is not None:
+            lines = linecache.getlines(origin)
+            if lines:
+                return "".join(lines)
+        import importlib
+
+        module = importlib.import_module(name)
+    return inspect.getsource(module)
+
+
+def _source_file(name):
+    """The ``.py`` file of module ``name``, found without executing the module or its parent
+    packages (the top-level name by every finder, as ``import`` would; a submodule in its
+    package's directories); None when it cannot be found that way."""
+    from importlib.machinery import PathFinder
+    from importlib.util import find_spec
+
+    top, *rest = name.split(".")
+    spec = sys.modules[top].__spec__ if top in sys.modules else find_spec(top)
+    for part in rest:
+        path = spec.submodule_search_locations if spec is not None else None
+        if path is None:
+            return None
+        spec = PathFinder.find_spec(f"{spec.name}.{part}", path)
+    origin = spec.origin if spec is not None else None
+    return origin if isinstance(origin, str) and origin.endswith(".py") else None
 
 
 def _code_objects(obj, seen):

@@ -94,3 +94,20 @@ def test_cli_rejects_bad_settings(tmp_path):
 
     assert main(["study", "membrane", "--out", str(tmp_path), "--n-truth", "0"]) == 2
     assert main(["study", "membrane", "--out", str(tmp_path), "--train-sizes", "4,8"]) == 2
+
+
+def test_the_study_process_leaves_torch_to_its_workers(tmp_path):
+    """The fits, and the surrogate Monte Carlo with its statistics, run in the pool's tasks:
+    the study's own process never loads torch (~2 s of a default run's serial time)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from studies.membrane import MembraneStudy, run; "
+            f"r = run(MembraneStudy(out={str(tmp_path)!r}, train_sizes=(16,), n_seeds=1, "
+            "n_validation=24, n_calibration=24, n_uq_train=32, n_surrogate_mc=300, n_truth=64, "
+            "max_iter=50, n_paths=2, workers=2, progress=False), log=lambda *_: None); "
+            "print('torch' in sys.modules, sorted(r['uq']['direct']['p1']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split(maxsplit=1)
+    assert out[0] == "False"
+    assert out[1].strip() == "['comparison', 'posterior_band', 'surrogate']"

@@ -24,3 +24,29 @@ def test_every_exported_name_loads_and_unknown_names_raise():
         assert "not_a_name" in str(exc)
     else:
         raise AssertionError("uqkit.not_a_name did not raise")
+
+
+def test_source_digest_reads_a_module_without_importing_it():
+    # the study's process keys its cache by the surrogates' code: it must not load torch for
+    # that, and the key must be the one the imported modules give (old caches stay valid)
+    code = ("import sys; from studies.common import code_version; "
+            "from uqkit.model import source_digest; "
+            "a = code_version('studies.membrane'); b = source_digest(['surrogates.bdl']); "
+            "t = 'torch' in sys.modules or 'surrogates' in sys.modules; "
+            "import surrogates.bdl, studies.membrane; "
+            "print(t, a == code_version('studies.membrane'), "
+            "b == source_digest(['surrogates.bdl']))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "True"]
+
+
+def test_source_digest_of_an_unknown_module_raises_import_error():
+    from uqkit.model import source_digest
+
+    try:
+        source_digest(["uqkit.no_such_module"])
+    except ImportError as exc:
+        assert "no_such_module" in str(exc)
+    else:
+        raise AssertionError("no ImportError")
