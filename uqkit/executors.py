@@ -231,14 +231,30 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
     from loky import get_reusable_executor
     from loky.backend.context import get_context
 
+    global _pool
     workers = cpu_count() if workers is None else int(workers)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got workers={workers}")
     env = {var: str(threads) for var in THREAD_VARIABLES}
-    return get_reusable_executor(max_workers=workers,
+    _pool = get_reusable_executor(max_workers=workers,
                                  context=get_context(start_method or DEFAULT_START_METHOD),
                                  timeout=IDLE_SECONDS, initializer=worker_init,
                                  initargs=(os.getpid(), threads, code_key), env=env)
+    return _pool
+
+
+#: The local pool :func:`local_executor` gave last (loky keeps it up for reuse).
+_pool = None
+
+
+def release_workers():
+    """Stop the local pool's workers at once, without waiting for their interpreters to shut
+    down (about a second when they hold torch): for a process about to exit, whose results
+    are saved. A later :func:`local_executor` starts a new pool."""
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=True, kill_workers=True)
+        _pool = None
 
 
 def stop_executor(ex, wait=True):

@@ -358,3 +358,35 @@ def test_propagate_leaves_the_sigint_handler_as_it_was(handler):
     finally:
         signal.signal(signal.SIGINT, previous)
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _pid(_):
+    return os.getpid()
+
+
+def test_release_workers_stops_the_pool_and_a_new_one_starts_after():
+    from uqkit.executors import local_executor, release_workers
+
+    ex = local_executor(workers=2, code_key="release-test")
+    first = set(ex.map(_pid, range(8)))
+    procs = list(ex._processes.values())
+    release_workers()
+    assert all(not p.is_alive() for p in procs)
+    again = local_executor(workers=2, code_key="release-test")
+    assert again is not ex and not first & set(again.map(_pid, range(8)))
+    release_workers()
+    release_workers()  # nothing to release: a no-op
+
+
+def test_the_console_script_releases_the_workers():
+    import tomllib
+
+    from uqkit import cli
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "pyproject.toml"), "rb") as fh:
+        scripts = tomllib.load(fh)["project"]["scripts"]
+    assert scripts["uqkit"] == "uqkit.cli:command"
+    code = "from uqkit.cli import command; import sys; sys.argv = ['uqkit', '--help']; command()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and "study" in out.stdout
+    assert callable(cli.command)
