@@ -198,4 +198,4 @@ def _solve_rows(lo, hi, conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight,
         increments[i] = nincr
         iterations[i] = nit
         if st == _newton.OK:
-            w[i] = pw[pw.shape[0] - 1]
+            _newton._copy(w[i], pw[pw.shape[0] - 1])

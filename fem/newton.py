@@ -48,6 +48,15 @@ STATUS_TEXT = {
 
 
 @njit(cache=True)
+def _copy(dst, src):
+    """``dst[:] = src`` for 1-d arrays, element by element: numba compiles a slice assignment
+    from an array with its shape-mismatch error message (string formatting), about 4 s of a
+    cold numba cache."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True)
 def _norm_free(r):
     s = 0.0
     for i in range(r.shape[0]):
@@ -100,7 +109,7 @@ def newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12,
         energy_t = energy
         rn_t = rn
         for _ in range(12 if line_search else 1):
-            U_t[:] = U
+            _copy(U_t, U)
             for i in range(du.shape[0]):
                 U_t[free_dofs[i]] += s * du[i]
             energy_t = assemble(U_t, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33,
@@ -116,7 +125,7 @@ def newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12,
             s *= 0.5
         if not accepted:
             return NOT_FINITE if not np.isfinite(rn_t) else MAX_ITERATIONS, it
-        U[:] = U_t
+        _copy(U, U_t)
         energy = energy_t
         rn = rn_t
         ab, ab_t = ab_t, ab
@@ -161,10 +170,10 @@ def _probe_w(U, probe_nodes, probe_shape, out):
 @njit(cache=True)
 def _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w, n_path):
     """Keep a converged increment: its state, load factor and probe deflections."""
-    U_c[:] = U
+    _copy(U_c, U)
     _probe_w(U, probe_nodes, probe_shape, wtmp)
     path_lam[n_path] = lam
-    path_w[n_path] = wtmp
+    _copy(path_w[n_path], wtmp)
     return n_path + 1
 
 
@@ -303,7 +312,7 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
                 path_w)
             total_it += it
         if status == OK:
-            U[:] = U_c
+            _copy(U, U_c)
     if status != OK:
-        U[:] = U_c
+        _copy(U, U_c)
     return status, U, path_lam[:n_path].copy(), path_w[:n_path].copy(), n_path - 1, total_it
