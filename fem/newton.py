@@ -181,11 +181,13 @@ def _record(U, U_c, lam, probe_nodes, probe_shape, wtmp, path_lam, path_w, n_pat
 def _ritz_amplitude(conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12, c33, fext, phi,
                     f, ab, U_t):
     """The Ritz bulge's amplitude at load factor 1, ``W^3 = f_ext.phi / (f_int(phi).phi)``
-    (module docstring); ``f``, ``ab`` and ``U_t`` are scratch."""
+    (module docstring); ``f``, ``ab`` and ``U_t`` are scratch. The tangent is assembled too
+    (into ``ab``, unused), so that every call of :func:`fem.assembly.assemble` passes the
+    same literal ``want_k`` and numba compiles it once (see :func:`solve_path`)."""
     U_t[:] = 0.0
     for k in range(phi.shape[0]):
         U_t[3 * k + 2] = phi[k]
-    assemble(U_t, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33, f, ab, False)
+    assemble(U_t, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33, f, ab, True)
     num = 0.0
     den = 0.0
     for i in range(free_dofs.shape[0]):
@@ -201,9 +203,9 @@ def _ritz_amplitude(conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12
 def _fast_path(U, U_c, W1, phi, start, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
                c12, c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter,
                start_scale, max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam,
-               path_w):
+               path_w, line_search):
     """Adaptive increments from the flat state (``fast`` mode); returns (status, recorded
-    path length, Newton iterations)."""
+    path length, Newton iterations). ``line_search`` is True (see :func:`solve_path`)."""
     fext_norm = _norm_free(fext)
     dlam_max = 1.0 / n_increments
     dlam = dlam_max
@@ -218,8 +220,8 @@ def _fast_path(U, U_c, W1, phi, start, conn, elem_eq, free_dofs, dndx, dndy, wei
             lam = 1.0
         _predict(U, U_c, lam, lam_c, W1, phi, start_scale, start)
         status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
-                            c12, c33, fext, rtol * lam * fext_norm, True, max_iter, ab, ab_t,
-                            f, f_t, r, U_t)
+                            c12, c33, fext, rtol * lam * fext_norm, line_search, max_iter, ab,
+                            ab_t, f, f_t, r, U_t)
         total_it += it
         if status == OK:
             lam_c = lam
@@ -255,6 +257,11 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
     ``max_path`` bounds the recorded path (the unloaded state included); a path that would
     grow longer stops with :data:`PATH_FULL` (see :func:`fem.membrane.solver_settings` for a
     capacity that is always enough).
+
+    Numba compiles a function once for every literal value a call passes it (``True`` and
+    ``False`` are two types), so the Newton line search's switch is the runtime ``not paper``
+    and the Ritz amplitude assembles with the tangent: one compiled :func:`newton`,
+    :func:`fem.assembly.assemble` and element kernel, about 2 s less of a cold numba cache.
     """
     ndof = 3 * phi.shape[0]
     neq = free_dofs.shape[0]
@@ -289,7 +296,8 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
                 break
             _predict(U, U_c, lam, lam_c, W1, phi, start_scale, start[:0])
             status, it = newton(lam, U, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11,
-                                c12, c33, fext, abs_tol, False, max_iter, ab, ab_t, f, f_t, r, U_t)
+                                c12, c33, fext, abs_tol, not paper, max_iter, ab, ab_t, f, f_t,
+                                r, U_t)
             total_it += it
             if status != OK:
                 break
@@ -300,7 +308,7 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
         status, n_path, total_it = _fast_path(
             U, U_c, W1, phi, start, conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12,
             c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter, start_scale,
-            max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam, path_w)
+            max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam, path_w, not paper)
         if status != OK and start.shape[0] > 0:  # again from the Ritz bulge
             U_c[:] = 0.0
             W1 = _ritz_amplitude(conn, elem_eq, free_dofs, dndx, dndy, weight, ktab, c11, c12,
@@ -309,7 +317,7 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
                 U, U_c, W1, phi, start[:0], conn, elem_eq, free_dofs, dndx, dndy, weight, ktab,
                 c11, c12, c33, fext, probe_nodes, probe_shape, n_increments, rtol, max_iter,
                 start_scale, max_cuts, max_path, ab, ab_t, f, f_t, r, U_t, wtmp, path_lam,
-                path_w)
+                path_w, not paper)
             total_it += it
         if status == OK:
             _copy(U, U_c)
