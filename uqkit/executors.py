@@ -237,9 +237,9 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
         raise ValueError(f"workers must be >= 1, got workers={workers}")
     env = {var: str(threads) for var in THREAD_VARIABLES}
     _pool = get_reusable_executor(max_workers=workers,
-                                 context=get_context(start_method or DEFAULT_START_METHOD),
-                                 timeout=IDLE_SECONDS, initializer=worker_init,
-                                 initargs=(os.getpid(), threads, code_key), env=env)
+                                  context=get_context(start_method or DEFAULT_START_METHOD),
+                                  timeout=IDLE_SECONDS, initializer=worker_init,
+                                  initargs=(os.getpid(), threads, code_key), env=env)
     return _pool
 
 
