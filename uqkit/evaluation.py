@@ -19,8 +19,8 @@ from concurrent.futures import Executor
 import numpy as np
 from scipy import special
 
-from .executors import cpu_count, make_executor
-from .propagation import propagate
+from .executors import make_executor
+from .propagation import default_workers, propagate
 from .executors import check_picklable
 from .model import identity_key
 from .sampling import Samples, inverse_rosenblatt
@@ -106,7 +106,8 @@ class ModelRunner:
             self._ex = self.executor
         else:
             kind = "dask" if self.dask is not None else self.executor
-            if kind == "local" and (self.workers or cpu_count()) == 1:
+            self.workers = self.workers or default_workers(self.model)
+            if kind == "local" and self.workers == 1:
                 kind = "serial"
             if kind in ("local", "dask"):
                 check_picklable(self.model)

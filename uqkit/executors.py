@@ -65,15 +65,40 @@ def pin_threads(n=1):
         sys.modules["torch"].set_num_threads(n)
 
 
+#: Process groups of the programs this process runs now (:mod:`uqkit.external`), which
+#: :func:`kill_child_groups` ends when the process itself must end at once.
+_child_groups = set()
+
+
+def track_child_group(pgid, running=True):
+    """Record (``running``) or forget a process group this process started."""
+    (_child_groups.add if running else _child_groups.discard)(pgid)
+
+
+def kill_child_groups():
+    """SIGKILL every process group recorded by :func:`track_child_group`."""
+    import signal
+
+    for pgid in list(_child_groups):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+    _child_groups.clear()
+
+
 def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
     """Start a daemon thread that ends this process as soon as ``parent_pid`` is no longer
-    its parent (the parent died and the process was re-parented)."""
+    its parent (the parent died and the process was re-parented), and with it the programs
+    it runs (:func:`kill_child_groups`: they live in process groups of their own, which the
+    exit would leave running)."""
 
     def watch():
         import time
 
         while True:
             if os.getppid() != parent_pid:
+                kill_child_groups()
                 os._exit(1)
             time.sleep(interval)
 

@@ -7,8 +7,16 @@ A model may return
 
 Rows with a non-zero status are kept and counted, never dropped. Optional attributes:
 ``input_names`` (column order the model expects; :func:`uqkit.propagate` reorders named
-samples to it), ``output_names`` and ``describe()`` (a JSON-friendly identity used by the
-study store to refuse mixing results of different models).
+samples to it), ``output_names``, ``describe()`` (a JSON-friendly identity used by the
+study store to refuse mixing results of different models), and for models that run programs:
+
+* ``takes_context = True``: the model is called as ``model(X, context=RunContext(...))``,
+  which tells it where its rows sit in the sample and which store the run writes (an
+  external program's run directories are named by the row and kept beside the store);
+* ``cores_per_run``: cores one row's evaluation occupies (a multi-threaded solver); a local
+  pool then starts ``cores // cores_per_run`` workers by default;
+* ``chunk_size``: rows per task of a new store (small for slow models, so that a killed run
+  loses little).
 """
 import functools
 import hashlib
@@ -22,6 +30,29 @@ import numpy as np
 
 #: Status of a row whose model call raised an exception or returned non-finite outputs.
 RAISED = -2
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where the rows of one model call sit: ``rows`` (m,) are their indices in the sample
+    being propagated, ``store`` the study store's directory (None without a store)."""
+
+    rows: np.ndarray
+    store: str | None = None
+
+    def __getitem__(self, index):
+        """The context of a subset of the rows."""
+        return RunContext(np.atleast_1d(self.rows[index]), self.store)
+
+
+def call_model(model, X, context=None):
+    """``model(X)``, or ``model(X, context=context)`` for a model that ``takes_context``
+    (a missing context is then the rows 0..n-1 without a store)."""
+    if not getattr(model, "takes_context", False):
+        return model(X)
+    if context is None:
+        context = RunContext(np.arange(len(X)))
+    return model(X, context=context)
 
 
 @dataclass
@@ -105,8 +136,9 @@ def normalise_output(raw, n):
     return ModelOutput(values, status, reasons)
 
 
-def evaluate(model, X):
-    """Run ``model`` on the rows X.
+def evaluate(model, X, context=None):
+    """Run ``model`` on the rows X (with ``context``, a :class:`RunContext`, for a model that
+    takes one).
 
     If the call on the whole batch raises, the rows are run one by one, so that one bad row is
     recorded with its reason and the others still count. That fallback is never silent: the
@@ -116,7 +148,7 @@ def evaluate(model, X):
     X = np.asarray(X, dtype=float)
     t0 = time.perf_counter()
     try:
-        out = normalise_output(model(X), len(X))
+        out = normalise_output(call_model(model, X, context), len(X))
         out.seconds = time.perf_counter() - t0
         return out
     except Exception as exc:  # noqa: BLE001 - isolated below, row by row
@@ -124,9 +156,10 @@ def evaluate(model, X):
     import traceback
 
     rows, first_traceback = [], ""
-    for x in X:
+    for i, x in enumerate(X):
         try:
-            rows.append(normalise_output(model(x[None, :]), 1))
+            row_context = None if context is None else context[i]
+            rows.append(normalise_output(call_model(model, x[None, :], row_context), 1))
         except Exception as exc:  # noqa: BLE001 - recorded as the row's reason
             first_traceback = first_traceback or traceback.format_exc()
             rows.append(ModelOutput(np.full((1, 0), np.nan), np.array([RAISED]),

@@ -13,6 +13,7 @@ Example:
 """
 import logging
 import math
+import os
 import time
 from collections import Counter
 from concurrent.futures import Executor
@@ -22,7 +23,8 @@ import numpy as np
 
 from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_count,
                         interrupt_guard, iter_completed, make_executor)
-from .model import RAISED, ModelOutput, describe_model, evaluate, identity_key, stack_values
+from .model import (RAISED, ModelOutput, RunContext, describe_model, evaluate, identity_key,
+                    stack_values)
 from .sampling import Samples
 from .store import StudyStore
 
@@ -33,6 +35,8 @@ RETRY = ("errors", "all", "none")
 #: Rows that must all have raised one and the same error before a propagation stops early
 #: (they must also include the first, the middle and the last chunk to compute).
 SYSTEMATIC_ROWS = 32
+#: Distinct failure reasons that :meth:`PropagationResult.summary` lists one by one.
+SUMMARY_REASONS = 10
 
 
 class PropagationError(RuntimeError):
@@ -149,8 +153,13 @@ class PropagationResult:
         lines = [f"{n} runs: {n - self.n_failed} ok, {self.n_failed} failed; "
                  f"{self.computed} computed now, {self.loaded} loaded from the store; "
                  f"{self.seconds:.1f} s"]
-        for reason, count in self.failures().most_common():
+        failures = self.failures().most_common()
+        for reason, count in failures[:SUMMARY_REASONS]:
             lines.append(f"  {count} x {reason}")
+        if len(failures) > SUMMARY_REASONS:
+            rest = sum(count for _, count in failures[SUMMARY_REASONS:])
+            lines.append(f"  ... and {rest} more failed runs with {len(failures) - SUMMARY_REASONS}"
+                         " other reasons (see reasons, or to_csv)")
         if self.rows_rerun:
             first = self.batch_errors.most_common(1)[0][0]
             lines.append(f"  {self.rows_rerun} rows re-run one by one after "
@@ -165,8 +174,14 @@ def default_chunk_size(n):
     return int(min(1024, max(16, math.ceil(n / 64))))
 
 
-def _run_chunk(model, X):
-    return evaluate(model, X)
+def _run_chunk(model, X, context):
+    return evaluate(model, X, context)
+
+
+def default_workers(model):
+    """Processes of a local pool when the caller names none: every core, shared among runs
+    that take ``model.cores_per_run`` cores each."""
+    return max(1, cpu_count() // max(1, int(getattr(model, "cores_per_run", 1))))
 
 
 def _align(model, samples):
@@ -212,10 +227,11 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
         samples: :class:`uqkit.sampling.Samples` or an (n, d) array.
         executor: ``"local"`` (loky process pool, one thread per worker), ``"serial"``,
             ``"dask"`` (with ``dask=ADDRESS``) or any ``concurrent.futures.Executor``.
-        workers: processes of the local pool (default: every core).
+        workers: processes of the local pool (default: every core, or ``cores //
+            model.cores_per_run`` for a model whose runs take several).
         dask: Dask scheduler address; implies ``executor="dask"``.
-        chunk_size: rows per task (default: the store's, for an existing store, else
-            :func:`default_chunk_size`). A store keeps its chunk size, so that a larger sample
+        chunk_size: rows per task (default: the store's, for an existing store, else the
+            model's ``chunk_size`` attribute, else :func:`default_chunk_size`). A store keeps its chunk size, so that a larger sample
             of the same draws adds chunks to it; a store started with a tiny pilot sample has
             tiny chunks, so give a chunk size, or use a new store, for a much larger run.
         store: a directory: finished chunks are saved there and reloaded on a rerun; the
@@ -256,18 +272,20 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
         raise ValueError("samples must hold at least one row")
     if chunk_size is None:  # a store keeps the chunks it was made with, whatever n is now
         stored = StudyStore.stored_settings(store) if store is not None else None
-        chunk_size = stored["chunk_size"] if stored else default_chunk_size(n)
+        chunk_size = stored["chunk_size"] if stored else (getattr(model, "chunk_size", None)
+                                                          or default_chunk_size(n))
     chunk_size = int(chunk_size)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
     kind = executor if not isinstance(executor, Executor) else None
     if kind is not None:
         kind = "dask" if dask is not None else kind
-        if kind == "local" and (workers or cpu_count()) == 1:
+        workers = workers or default_workers(model)
+        if kind == "local" and workers == 1:
             kind = "serial"
     if kind in ("local", "dask"):
         check_picklable(model)
-    run = _Run(model, X, chunk_size, store, progress)
+    run = _Run(model, X, chunk_size, None if store is None else os.fspath(store), progress)
     if store is None:
         return run.execute(executor, kind, workers, dask, samples, t0)
     # the store's chunks are checked against these inputs one by one, so a store may hold a
@@ -354,6 +372,12 @@ class _Run:
         X = self.X[self.rows(i)]
         return X if self.todo[i] is None else X[self.todo[i]]
 
+    def task_context(self, i):
+        """Where chunk i's rows to compute sit in the sample, and the store."""
+        rows = np.arange(self.starts[i], self.starts[i] + len(self.X[self.rows(i)]))
+        store = None if self.store is None else os.path.abspath(self.store)
+        return RunContext(rows if self.todo[i] is None else rows[self.todo[i]], store)
+
     def execute(self, executor, kind, workers, dask, samples, t0):
         n = len(self.X)
         remaining = sum(self._size(i) for i in self.todo)
@@ -401,10 +425,12 @@ class _Run:
             # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
             for i in order:
                 check_interrupt()
-                self._finish(i, _run_chunk(self.model, self.task_inputs(i)))
+                self._finish(i, _run_chunk(self.model, self.task_inputs(i),
+                                           self.task_context(i)))
             return
         check_interrupt()  # one dropped while the run was being set up
-        futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i)): i for i in order}
+        futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i), self.task_context(i)): i
+                   for i in order}
         try:
             for fut in iter_completed(futures):
                 self._finish(futures[fut], self._result(fut))

@@ -1,0 +1,129 @@
+"""A third-party FE program as a uqkit model: a CalculiX cantilever with an uncertain modulus,
+load and section depth. Its tip deflection's distribution by Monte Carlo, its Sobol' indices,
+and the deterministic answer at the mean inputs against beam theory.
+
+Needs CalculiX's solver ``ccx`` (Debian/Ubuntu: ``apt-get install calculix-ccx``).
+
+    python examples/calculix_cantilever.py [--n 1000] [--sobol-n 256] [--workers 2] [--out DIR]
+
+The deck ``examples/calculix/cantilever.inp`` is a Jinja2 template: uqkit renders it into one
+directory per run (loops write the nodes and elements), runs ``ccx -i cantilever`` there and
+reads the tip displacement from ``cantilever.dat`` with a regular expression. Units: N, mm,
+MPa.
+"""
+import argparse
+import pathlib
+import shutil
+import sys
+
+import numpy as np
+
+from uqkit import propagate, sample
+from uqkit.external import ExternalModel, Regex
+from uqkit.inputs import RandomInputs
+from uqkit.sensitivity import sobol_indices
+from uqkit.statistics import describe
+
+DECK = pathlib.Path(__file__).parent / "calculix" / "cantilever.inp"
+#: Fixed geometry and material (mm, -) and the number of beam elements.
+CONSTANTS = {"L": 1000.0, "b": 20.0, "nu": 0.3, "n": 40}
+#: The tip's displacement along y in CalculiX's NODE PRINT table: node, vx, vy, vz.
+TIP_V = Regex(r"^\s*\d+\s+\S+\s+(\S+)\s+\S+\s*$", file="cantilever.dat")
+
+
+def inputs():
+    """E (MPa), P (N) and h (mm): lognormal modulus and load, normal depth."""
+    return RandomInputs.from_spec({"E": "lognormal(mean=210000, std=10500)",
+                                   "P": "lognormal(mean=1000, std=100)",
+                                   "h": "normal(40, 1)"})
+
+
+def cantilever(**settings):
+    """The CalculiX cantilever as a uqkit model: its output is the tip deflection (mm,
+    downward positive)."""
+    return ExternalModel(DECK, ["ccx", "-i", "cantilever"], outputs={"v_tip": TIP_V},
+                         input_names=["E", "P", "h"], constants=CONSTANTS, timeout=60,
+                         **settings)
+
+
+def beam_theory(E, P, h, L=CONSTANTS["L"], b=CONSTANTS["b"], nu=CONSTANTS["nu"]):
+    """Tip deflection (mm) of a cantilever by Euler-Bernoulli, P L^3 / (3 E I), and with
+    Timoshenko's shear term P L / (kappa G A), kappa = 5/6 (a rectangle)."""
+    bending = P * L ** 3 / (3 * E * b * h ** 3 / 12)
+    shear = P * L / (5 / 6 * E / (2 * (1 + nu)) * b * h)
+    return bending, bending + shear
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=1000, help="Monte Carlo runs (default 1000)")
+    ap.add_argument("--sobol-n", type=int, default=256,
+                    help="Sobol' base sample, a power of 2: 5 n runs (default 256)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", default="calculix_results", help="store, runs and figure")
+    args = ap.parse_args(argv)
+    if shutil.which("ccx") is None:
+        sys.exit("this example needs CalculiX's ccx: apt-get install calculix-ccx")
+    out = pathlib.Path(args.out)
+    rv = inputs()
+
+    # 1. one run at the mean inputs, against beam theory
+    mean = {"E": 210000.0, "P": 1000.0, "h": 40.0}
+    v, status, reason = cantilever()(np.array([[mean["E"], mean["P"], mean["h"]]]))
+    if status[0] != 0:
+        sys.exit(f"CalculiX failed at the mean inputs: {reason[0]}")
+    fe = -float(v[0, 0])
+    euler, timoshenko = beam_theory(**mean)
+    print(f"tip deflection at the mean inputs: CalculiX {fe:.5f} mm; beam theory "
+          f"{timoshenko:.5f} mm with shear ({100 * (fe / timoshenko - 1):+.2f}%), "
+          f"{euler:.5f} mm without ({100 * (fe / euler - 1):+.2f}%)")
+
+    # 2. Monte Carlo, resumable: rerun the command and only missing runs are computed
+    model = cantilever()
+    res = propagate(model, sample(rv, args.n, seed=1), workers=args.workers,
+                    store=out / "mc", progress=False)
+    print(res.summary())
+    deflection = -res.good_outputs()[:, 0]
+    stats = describe(deflection)
+    print(f"tip deflection over {len(deflection)} runs: mean {stats['mean']:.4f} "
+          f"+- {stats['mean_se']:.4f} mm, std {stats['std']:.4f} mm, 99% quantile "
+          f"{stats['quantiles']['0.99']:.3f} mm")
+    _, theory = beam_theory(*res.inputs.values[res.ok].T)
+    ratio = deflection / theory
+    print(f"run by run, CalculiX / beam theory with shear: {ratio.min():.5f} to "
+          f"{ratio.max():.5f}")
+
+    # 3. Sobol' indices of the deflection, and of beam theory's formula as a check
+    s = sobol_indices(model, rv, n=args.sobol_n, seed=0, bootstrap=100, workers=args.workers,
+                      store=out / "sobol")
+    ref = sobol_indices(lambda X: beam_theory(*X.T)[1], rv, n=2 ** 16, seed=0, bootstrap=0,
+                        executor="serial")
+    for k, name in enumerate(s.names):
+        lo, hi = s.first_ci[:, k]
+        print(f"Sobol' {name}: first {s.first[k]:.3f} [{lo:.3f}, {hi:.3f}], total "
+              f"{s.total[k]:.3f}; beam theory's formula: first {ref.first[k]:.3f}, total "
+              f"{ref.total[k]:.3f}")
+    _plot(deflection, s, out / "calculix_cantilever.png")
+    return res, s
+
+
+def _plot(deflection, s, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
+    ax1.hist(deflection, bins=40, density=True, color="tab:blue", alpha=0.8)
+    ax1.set_xlabel("tip deflection (mm)")
+    ax1.set_ylabel("density")
+    ax1.set_title(f"CalculiX, {len(deflection)} runs")
+    s.plot(axes=ax2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"figure: {path}")
+
+
+if __name__ == "__main__":
+    main()

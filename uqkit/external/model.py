@@ -1,0 +1,329 @@
+"""Any program on the machine as a uqkit model: templated input files, a directory per run,
+parsed outputs.
+
+For each row of inputs, :class:`ExternalModel` makes a fresh run directory, renders the
+template into it (:mod:`uqkit.external.templates`), runs the command there
+(:mod:`uqkit.external.process`) and reads the outputs (:mod:`uqkit.external.outputs`).
+
+Run directories are named by the row's index in the propagated sample, six digits at least
+(``000042``), under the work directory: the one given, else ``runs/`` inside the study store,
+else a new temporary directory per call. What stays there is the user's choice: nothing,
+the failed runs (default) or every run.
+
+A run fails, and the study goes on, when the program exits with a non-zero code or is killed
+(status :data:`FAILED_EXIT`), outlives its timeout (:data:`FAILED_TIMEOUT`; its whole process
+group is killed), or an output is missing, unparsable or not finite (:data:`FAILED_OUTPUT`).
+Its reason names the cause and the run directory and quotes the last lines the program
+wrote to standard error (else to standard output, where CalculiX writes its errors), e.g.
+``exit code 201 (run dir runs/000042): *ERROR reading *MATERIAL ...``. These statuses are
+the run's own answer, so a rerun keeps them (``retry_failed="all"`` computes them again);
+a program that cannot even be started (not installed on a Dask worker, say) raises, which a
+rerun retries.
+
+A setup that cannot work is refused before any run: a command that is not found, a
+placeholder that names no input, an input that no template uses, a bad output spec.
+
+May import :mod:`uqkit.model`, :mod:`uqkit.executors` and the other modules of this package.
+"""
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..executors import THREAD_VARIABLES
+from ..model import RunContext
+from .outputs import OutputError, as_output, read_output
+from .process import STDERR, STDOUT, describe_end, run_program, tail
+from .templates import DeckTemplate, TemplateError
+
+#: Status of a run whose program exited with a non-zero code or was killed by a signal.
+FAILED_EXIT = 1
+#: Status of a run stopped at its timeout.
+FAILED_TIMEOUT = 2
+#: Status of a run whose output was missing, unparsable or not finite.
+FAILED_OUTPUT = 3
+#: What :class:`ExternalModel` keeps of the run directories.
+KEEP = ("none", "failed", "all")
+#: Digits of a run directory's name (more when the row index needs them).
+RUN_DIGITS = 6
+#: The template variable that holds the run's row index.
+RUN_INDEX = "run_index"
+#: The modules whose source decides what an external model computes.
+SOURCE_MODULES = ("uqkit.external.model", "uqkit.external.outputs",
+                  "uqkit.external.templates", "uqkit.external.process")
+
+
+def run_name(row):
+    """The name of row ``row``'s run directory.
+
+    >>> run_name(42), run_name(1234567)
+    ('000042', '1234567')
+    """
+    return f"{int(row):0{RUN_DIGITS}d}"
+
+
+class ExternalModel:
+    """A program run on templated input files, as a uqkit model (an (n, d) array in, (n, k)
+    outputs with status and reasons out).
+
+    Args:
+        template: a template file, or a directory whose files make each run directory (see
+            :class:`uqkit.external.templates.DeckTemplate`).
+        command: the program and its arguments, run in the run directory, e.g.
+            ``["ccx", "-i", "beam"]``; each argument is a template too (``"--E={{ E }}"``).
+            A string with ``shell=True``.
+        outputs: ``name -> parser``: a function ``f(run_dir: pathlib.Path) -> float``, an
+            :class:`~uqkit.external.outputs.Output` (a function with ``size`` values), or a
+            :class:`~uqkit.external.outputs.Regex`, :class:`~uqkit.external.outputs.Table`
+            or :class:`~uqkit.external.outputs.JSONValue`. An output of size m > 1 gives the
+            columns ``name_0 .. name_{m-1}``.
+        input_names: the names of X's columns, in order; the templates' variables.
+        timeout: seconds a run may take (None: no limit); then its process group is killed.
+        workdir: the directory of the run directories (default: ``runs/`` in the store, else
+            a temporary directory per call).
+        keep: which run directories stay: ``"none"``, ``"failed"`` (default) or ``"all"``.
+        constants: ``name -> value``: further template variables, the same for every run.
+            ``run_index`` (the row's index) is always one.
+        render, template_options, static: which files to render, Jinja2 settings, and copy
+            or link the others (see :class:`~uqkit.external.templates.DeckTemplate`).
+        env: environment variables set for the program (over this process's).
+        shell: run ``command`` through ``/bin/sh -c`` (a string then).
+        cores_per_run: cores one run takes (a multi-threaded solver): the program gets
+            ``OMP_NUM_THREADS`` and the like set to it, and a local pool starts ``cores //
+            cores_per_run`` workers by default.
+        chunk_size: runs per task of a new store: each task's runs are stored together, so a
+            killed study loses at most this many runs per worker (default 4).
+
+    Example:
+        >>> import pathlib, sys, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "square.py").write_text("print(({{ x }}) ** 2)\\n")
+        >>> from uqkit.external import Regex
+        >>> model = ExternalModel(folder / "square.py", [sys.executable, "square.py"],
+        ...                       outputs={"y": Regex(r"(\\S+)")}, input_names=["x"])
+        >>> y, status, reasons = model(np.array([[3.0], [-1.5]]))
+        >>> y.ravel().tolist(), status.tolist()
+        ([9.0, 2.25], [0, 0])
+    """
+
+    takes_context = True
+
+    def __init__(self, template, command, outputs, input_names, timeout=None, workdir=None,
+                 keep="failed", constants=None, render=None, template_options=None,
+                 static="copy", env=None, shell=False, cores_per_run=1, chunk_size=4):
+        self.input_names = _names(input_names)
+        self.constants = dict(constants or {})
+        clash = sorted(set(self.constants) & {*self.input_names, RUN_INDEX})
+        if clash:
+            raise ValueError(f"constants {clash} have the names of inputs or of {RUN_INDEX!r}")
+        if not isinstance(outputs, dict) or not outputs:
+            raise ValueError(f"outputs must be a non-empty dict name -> parser, got {outputs!r}")
+        self.outputs = {str(name): as_output(spec, name) for name, spec in outputs.items()}
+        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise ValueError(f"timeout must be a number of seconds > 0 or None, got "
+                             f"timeout={timeout!r}")
+        if keep not in KEEP:
+            raise ValueError(f"keep must be one of {KEEP}, got keep={keep!r}")
+        for name, value, low in (("cores_per_run", cores_per_run, 1),
+                                 ("chunk_size", chunk_size, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {name}={value!r}")
+        self.timeout, self.keep = timeout, keep
+        self.workdir = None if workdir is None else os.path.abspath(workdir)
+        self.cores_per_run, self.chunk_size = cores_per_run, chunk_size
+        self.shell, self.env = bool(shell), {str(k): str(v) for k, v in (env or {}).items()}
+        self.template = DeckTemplate(template, render=render, options=template_options,
+                                     static=static)
+        self.command = _command(command, self.shell)
+        self._check_variables()
+        self.program = _find_program(self.command, self.shell, self.template)
+        self.output_names = tuple(
+            name if p.size == 1 else f"{name}_{j}"
+            for name, p in self.outputs.items() for j in range(p.size))
+        self._argv_templates = None
+
+    def _check_variables(self):
+        """Every placeholder names a variable, and every input is used somewhere."""
+        known = {*self.input_names, *self.constants, RUN_INDEX}
+        self.template.check(known)
+        argv = self._argv_parts()
+        used = set(self.template.variables)
+        for text in argv:
+            parsed = self.template.variables_of(text)
+            unknown = sorted(parsed - known)
+            if unknown:
+                raise TemplateError(f"command {text!r}: the placeholder {unknown[0]!r} names "
+                                    f"no input or constant (known: {', '.join(sorted(known))})")
+            used |= parsed
+        unused = [n for n in self.input_names if n not in used]
+        if unused:
+            raise TemplateError(f"input(s) {unused} are used by no template file "
+                                f"({', '.join(self.template.files())}) nor the command: a "
+                                "sample of them would change nothing")
+
+    def _argv_parts(self):
+        return [self.command] if self.shell else list(self.command)
+
+    def _render_argv(self, variables):
+        if self._argv_templates is None:
+            env = self.template.environment()
+            self._argv_templates = [env.from_string(a) for a in self._argv_parts()]
+        parts = [a.render(variables) for a in self._argv_templates]
+        return parts[0] if self.shell else parts
+
+    def _environment(self):
+        env = dict(os.environ)
+        env.update({var: str(self.cores_per_run) for var in THREAD_VARIABLES})
+        env.update(self.env)
+        return env
+
+    def __getstate__(self):
+        return {**self.__dict__, "_argv_templates": None}
+
+    def __call__(self, X, context=None):
+        """Run the program on each row of X; returns (outputs (n, k), status (n,),
+        reasons (n,))."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != len(self.input_names):
+            raise ValueError(f"X must be (n, {len(self.input_names)}) with columns "
+                             f"{self.input_names}, got shape {X.shape}")
+        if context is None:
+            context = RunContext(np.arange(len(X)))
+        base, temporary = self._base_dir(context.store)
+        env = self._environment()
+        values = np.full((len(X), len(self.output_names)), np.nan)
+        status = np.zeros(len(X), dtype=np.int64)
+        reasons = np.full(len(X), "ok", dtype=object)
+        try:
+            for i, (x, row) in enumerate(zip(X, context.rows)):
+                values[i], status[i], reasons[i] = self._run_one(x, int(row), base, env)
+        finally:
+            if temporary and not any(base.iterdir()):
+                base.rmdir()
+        return values, status, reasons.astype(str)
+
+    def _base_dir(self, store):
+        """The work directory and whether it is a temporary one made for this call."""
+        if self.workdir is not None:
+            base = Path(self.workdir)
+        elif store is not None:
+            base = Path(store) / "runs"
+        else:
+            return Path(tempfile.mkdtemp(prefix="uqkit-runs-")), True
+        base.mkdir(parents=True, exist_ok=True)
+        return base, False
+
+    def _run_one(self, x, row, base, env):
+        """(values, status, reason) of one run in ``base / run_name(row)``."""
+        run_dir = base / run_name(row)
+        if run_dir.exists():  # an earlier run of this row (a retry): start afresh
+            shutil.rmtree(run_dir)
+        run_dir.mkdir()
+        variables = {**self.constants, **dict(zip(self.input_names, x.tolist())),
+                     RUN_INDEX: row}
+        self.template.render_into(run_dir, variables)
+        argv = self._render_argv(variables)
+        try:
+            finished = run_program(argv, run_dir, self.timeout, env, self.shell)
+        except OSError as exc:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise RuntimeError(f"cannot start {argv if self.shell else argv[0]!r}: "
+                               f"{exc.strerror or exc}") from None
+        values = np.full(len(self.output_names), np.nan)
+        if finished.timed_out:
+            status, what = FAILED_TIMEOUT, f"timeout after {self.timeout:g} s"
+        elif finished.returncode != 0:
+            status, what = FAILED_EXIT, describe_end(finished)
+        else:
+            status, what = 0, ""
+            try:
+                values = np.concatenate([_read(name, p, run_dir)
+                                         for name, p in self.outputs.items()])
+            except OutputError as exc:
+                status, what = FAILED_OUTPUT, str(exc)
+        removed = self.keep == "none" or (self.keep == "failed" and status == 0)
+        if removed:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if status == 0:
+            return values, 0, "ok"
+        said = "" if status == FAILED_OUTPUT else (tail(run_dir / STDERR)
+                                                     or tail(run_dir / STDOUT))
+        where = f"run dir {run_dir}{', removed' if removed else ''}"
+        return values, status, f"{what} ({where})" + (f": {said}" if said else "")
+
+    def describe(self):
+        """The model's identity for the study store and the result cache: the templates'
+        content, the command and the program it finds, the output parsers (a function's
+        code), the inputs, constants, environment and timeout, and the source of this
+        package. An edited deck or parser is never served old results."""
+        from ..model import source_digest
+
+        return {"model": "uqkit.external", "templates": self.template.digest(),
+                "command": self.command, "shell": self.shell, "program": self.program,
+                "outputs": {name: p.describe() for name, p in self.outputs.items()},
+                "input_names": list(self.input_names), "constants": self.constants,
+                "env": self.env, "timeout": self.timeout,
+                "source": source_digest(SOURCE_MODULES)}
+
+
+def _read(name, parser, run_dir):
+    try:
+        return read_output(parser, run_dir)
+    except OutputError as exc:
+        raise OutputError(f"output {name!r}: {exc}") from None
+
+
+def _names(input_names):
+    if isinstance(input_names, str):
+        raise ValueError(f"input_names must be a list of names, got the string {input_names!r}")
+    names = tuple(input_names)
+    if not names:
+        raise ValueError("input_names must name at least one input")
+    bad = [n for n in names if not (isinstance(n, str) and n.isidentifier())]
+    if bad:
+        raise ValueError(f"input names must be identifiers (usable in a template), got {bad}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"input names must be unique, got {names}")
+    if RUN_INDEX in names:
+        raise ValueError(f"{RUN_INDEX!r} is the template's run index, not an input name")
+    return names
+
+
+def _command(command, shell):
+    if shell:
+        if not isinstance(command, str) or not command.strip():
+            raise ValueError(f"with shell=True the command is one string, got {command!r}")
+        return command
+    if isinstance(command, str) or not command or \
+            not all(isinstance(a, (str, os.PathLike)) for a in command):
+        raise ValueError(f"command must be a list of strings (the program and its arguments; "
+                         f"shell=True for a shell line), got {command!r}")
+    return [os.fspath(a) for a in command]
+
+
+def _find_program(command, shell, template):
+    """The program the command runs, as found now ({"path", "size", "mtime"}: a rebuilt or
+    upgraded program changes the model's identity).
+
+    Raises:
+        ValueError: the program is neither on PATH nor a file of the template.
+    """
+    program = "sh" if shell else command[0]
+    if template.variables_of(program):
+        return {"path": program}
+    if os.sep in program or (os.altsep and os.altsep in program):
+        rel = os.path.normpath(program)
+        if rel in template.files():  # a script that the template puts in each run directory
+            return {"path": rel, "from": "template"}
+        path = program if os.path.isabs(program) else None
+    else:
+        path = shutil.which(program)
+    if path is None or not os.path.isfile(path):
+        raise ValueError(f"the command's program {program!r} is not found"
+                         + ("" if os.sep in program else " on PATH")
+                         + "; install it (CalculiX: apt-get install calculix-ccx) or give its "
+                         "full path")
+    stat = os.stat(path)
+    return {"path": os.path.realpath(path), "size": stat.st_size, "mtime": stat.st_mtime}

@@ -1,0 +1,210 @@
+"""Input decks as Jinja2 templates: the files of one run directory, made from a template.
+
+A template is one file or a directory. Its files are of two kinds:
+
+* **templates**, rendered with Jinja2 (``{{ E }}``, ``{{ "%.8e" | format(E) }}``, ``{% for %}``
+  loops for decks that repeat blocks, ``{% if %}``) into the run directory;
+* **static files** (meshes, include files, binary data), copied unchanged, or linked.
+
+Which is which: the files that match one of the ``render`` glob patterns are templates; with
+no patterns, every text file that uses the template syntax is one (a file that Jinja2 reads
+as plain text renders to itself anyway). Single braces and percent signs of a deck's own
+syntax (Tcl's ``{...}``, ``%`` comments) are plain text to Jinja2; a deck that needs ``{{``,
+``{%`` or ``{#`` itself can change the delimiters (``options={"variable_start_string":
+"<<", "variable_end_string": ">>"}``) or wrap the text in ``{% raw %}...{% endraw %}``.
+
+Rendering is strict: a placeholder that names no variable is an error before any run
+(:meth:`DeckTemplate.check`, with the file and line), and so is an input that no file uses.
+Blocks' own lines leave no blank lines (``trim_blocks`` and ``lstrip_blocks``), and a file's
+last newline is kept.
+
+May import jinja2, numpy and the standard library.
+"""
+import fnmatch
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+#: The Jinja2 environment settings a template starts from (``options`` update them).
+DEFAULT_OPTIONS = {"trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": True}
+#: How static files reach a run directory.
+STATIC_MODES = ("copy", "link")
+
+
+class TemplateError(ValueError):
+    """A template that cannot be rendered: bad syntax, an undefined placeholder, an input
+    that no file uses. The message names the file and line."""
+
+
+class DeckTemplate:
+    """The files of a run directory: templates rendered with Jinja2, static files copied.
+
+    Args:
+        path: a template file, or a directory of files (sub-directories included).
+        render: glob patterns of the directory's files to render (relative paths such as
+            ``"*.inp"``); None: every text file that uses the template syntax.
+        options: Jinja2 ``Environment`` settings over :data:`DEFAULT_OPTIONS` (delimiters,
+            ``trim_blocks``, ...).
+        static: ``"copy"`` (default) or ``"link"`` (a symbolic link to the template's file:
+            no copy of a large mesh, but a program that writes to the file changes the
+            template).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "deck.inp").write_text("*ELASTIC\\n{{ '%.4e' | format(E) }}, 0.3\\n")
+        >>> deck = DeckTemplate(folder / "deck.inp")
+        >>> sorted(deck.variables)
+        ['E']
+        >>> run_dir = pathlib.Path(tempfile.mkdtemp())
+        >>> deck.render_into(run_dir, {"E": 210000.0})
+        >>> (run_dir / "deck.inp").read_text()
+        '*ELASTIC\\n2.1000e+05, 0.3\\n'
+    """
+
+    def __init__(self, path, render=None, options=None, static="copy"):
+        import jinja2
+
+        self.path = Path(path).resolve()
+        if not self.path.exists():
+            raise TemplateError(f"no template {str(path)!r}: no such file or directory")
+        if static not in STATIC_MODES:
+            raise ValueError(f"static must be one of {STATIC_MODES}, got static={static!r}")
+        self.render = None if render is None else [render] if isinstance(render, str) \
+            else list(render)
+        self.options = {**DEFAULT_OPTIONS, **(options or {})}
+        self.static = static
+        try:
+            env = jinja2.Environment(**self.options)
+        except TypeError as exc:
+            raise ValueError(f"bad template options {options!r}: {exc}") from None
+        self.sources = {}  # relative path -> template text
+        self.statics = []  # relative paths copied unchanged
+        self.variables = {}  # variable -> (relative path, line) of its first use
+        if self.path.is_file():
+            files = [(self.path.name, self.path)]
+        else:
+            files = sorted((p.relative_to(self.path).as_posix(), p)
+                           for p in self.path.rglob("*") if p.is_file())
+            if not files:
+                raise TemplateError(f"the template directory {str(path)!r} holds no files")
+        for rel, full in files:
+            text = self._template_text(rel, full, env)
+            if text is None:
+                self.statics.append(rel)
+            else:
+                self.sources[rel] = text
+        if self.render is not None:
+            unmatched = [p for p in self.render
+                         if not any(fnmatch.fnmatch(rel, p) for rel, _ in files)]
+            if unmatched:
+                raise TemplateError(f"render pattern(s) {unmatched} match no file of "
+                                    f"{str(path)!r}")
+        self._compiled = None
+
+    def _template_text(self, rel, full, env):
+        """The text of a file to render, or None for a static file; records its variables."""
+        import jinja2
+        from jinja2 import meta
+
+        wanted = (self.path.is_file() or self.render is None
+                  or any(fnmatch.fnmatch(rel, p) for p in self.render))
+        if not wanted:
+            return None
+        try:
+            text = full.read_text()
+        except UnicodeDecodeError:
+            if self.render is not None and not self.path.is_file():
+                raise TemplateError(f"{rel}: matches render={self.render} but is not a text "
+                                    "(UTF-8) file") from None
+            return None
+        try:
+            tree = env.parse(text, name=rel)
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(f"{rel}, line {exc.lineno}: {exc.message} (a deck whose own "
+                                "syntax uses '{{', '{%' or '{#' can change the delimiters or "
+                                "use {% raw %})") from None
+        undeclared = meta.find_undeclared_variables(tree)
+        if not undeclared and self.render is None and not self.path.is_file():
+            if env.from_string(text).render() == text:
+                return None  # plain text: copied as it is
+        for node in tree.find_all(jinja2.nodes.Name):
+            if node.name in undeclared and node.name not in self.variables:
+                self.variables[node.name] = (rel, node.lineno)
+        return text
+
+    def check(self, names):
+        """Refuse placeholders that are not in ``names``, and ``names`` no file uses.
+
+        Raises:
+            TemplateError: naming the file and line of the first undefined placeholder, or
+                the unused names.
+        """
+        unknown = sorted(set(self.variables) - set(names), key=lambda v: self.variables[v])
+        if unknown:
+            rel, line = self.variables[unknown[0]]
+            raise TemplateError(f"{rel}, line {line}: the placeholder {unknown[0]!r} names no "
+                                f"input or constant (known: {', '.join(sorted(names))})")
+
+    def unused(self, names):
+        """The ``names`` that no template uses."""
+        return [n for n in names if n not in self.variables]
+
+    def digest(self):
+        """SHA-256 of every file (path and bytes), the render patterns and the options."""
+        h = hashlib.sha256(repr((self.render, sorted(self.options.items()), self.static,
+                                 self.path.is_file())).encode())
+        root = self.path.parent if self.path.is_file() else self.path
+        for rel in sorted([*self.sources, *self.statics]):
+            h.update(rel.encode() + b"\0")
+            h.update(hashlib.sha256((root / rel).read_bytes()).digest())
+        return h.hexdigest()
+
+    def environment(self):
+        """A strict Jinja2 environment with this template's options (an undefined variable
+        raises)."""
+        import jinja2
+
+        return jinja2.Environment(undefined=jinja2.StrictUndefined, **self.options)
+
+    def variables_of(self, text):
+        """The variables that a template string (a command argument, say) uses."""
+        import jinja2
+        from jinja2 import meta
+
+        try:
+            return set(meta.find_undeclared_variables(self.environment().parse(text)))
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(f"{text!r}: {exc.message}") from None
+
+    def _templates(self):
+        if self._compiled is None:
+            env = self.environment()
+            self._compiled = {rel: env.from_string(text) for rel, text in self.sources.items()}
+        return self._compiled
+
+    def render_into(self, run_dir, variables):
+        """Write the rendered templates and the static files into ``run_dir`` (which
+        exists)."""
+        root = self.path.parent if self.path.is_file() else self.path
+        made = set()
+        for rel in [*self.sources, *self.statics]:
+            parent = os.path.dirname(rel)
+            if parent and parent not in made:
+                (run_dir / parent).mkdir(parents=True, exist_ok=True)
+                made.add(parent)
+        for rel, template in self._templates().items():
+            (run_dir / rel).write_text(template.render(variables))
+        for rel in self.statics:
+            if self.static == "link":
+                os.symlink(root / rel, run_dir / rel)
+            else:
+                shutil.copyfile(root / rel, run_dir / rel)
+
+    def files(self):
+        """Every file a run directory gets, relative paths."""
+        return [*self.sources, *self.statics]
+
+    def __getstate__(self):  # compiled templates hold code objects: compiled again in workers
+        return {**self.__dict__, "_compiled": None}
