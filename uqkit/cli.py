@@ -2,6 +2,8 @@
 
 Subcommands:
     fe      solve one membrane with the built-in FE model
+    run     run an external program over samples from a TOML file (:mod:`uqkit.external`),
+            registered through the ``uqkit.commands`` entry point group
     study   run one of the paper's studies (membrane, regression, moons, wind), registered
             by the ``studies`` package through the ``uqkit.commands`` entry point group
 
@@ -239,15 +241,17 @@ def build_parser():
     from importlib.metadata import PackageNotFoundError, version
 
     parser = Parser(prog="uqkit", description="Structural uncertainty quantification: FE "
-                    "solves of the built-in membrane and the paper's studies.")
+                    "solves of the built-in membrane, studies of external programs and the "
+                    "paper's studies.")
     try:
         parser.add_argument("--version", action="version", version=f"uqkit {version('uqkit')}")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         pass
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
-                                metavar="{fe,study}",
-                                help="fe: solve one membrane; study: run one of the paper's "
-                                     "studies (uqkit COMMAND --help says more)")
+                                metavar="{fe,run,study}",
+                                help="fe: solve one membrane; run: run an external program "
+                                     "over samples from a TOML file; study: run one of the "
+                                     "paper's studies (uqkit COMMAND --help says more)")
     _add_fe(sub)
     for ep in sorted(entry_points(group=COMMANDS), key=lambda e: e.name):
         ep.load()(sub)

@@ -404,6 +404,20 @@ def _methods():
             "subset": subset_simulation, "active": active_learning}
 
 
+def method_options(method):
+    """The names of the options that :func:`failure_probability` takes for ``method``.
+
+    >>> method_options("mc")
+    ['n', 'level', 'batch']
+    """
+    func = _methods()[method]
+    allowed = [p.name for p in inspect.signature(func).parameters.values()
+               if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in ("ls", "rng")]
+    if func in (sorm, importance_sampling):  # they pass FORM's options on
+        allowed += [p for p in inspect.signature(form).parameters if p not in ("ls", "rng")]
+    return allowed
+
+
 def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="local",
                         workers=None, dask=None, chunk_size=None, store=None, progress=False,
                         **options):
@@ -441,10 +455,7 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
         raise ValueError(f"unknown method {method!r}; use one of {tuple(methods)}")
     check_seed(seed)
     func = methods[method]
-    allowed = [p.name for p in inspect.signature(func).parameters.values()
-               if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in ("ls", "rng")]
-    if func in (sorm, importance_sampling):  # they pass FORM's options on
-        allowed += [p for p in inspect.signature(form).parameters if p not in ("ls", "rng")]
+    allowed = method_options(method)
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for method {method!r}; options: "

@@ -115,7 +115,7 @@ class Regex:
     def __call__(self, run_dir):
         found = [m.group(self.group) for m in self.regex.finditer(read_text(run_dir, self.file))]
         if not found:
-            raise OutputError(f"no match of {self.pattern!r} in {self.file or STDOUT}")
+            raise OutputError(f"no match of '{self.pattern}' in {self.file or STDOUT}")
         if self.match != "all":
             found = found[:1] if self.match == "first" else found[-1:]
         return np.array([to_number(v) for v in found])

@@ -1,0 +1,98 @@
+"""A study of an external program, killed or interrupted: no solver process is left running,
+and the rerun computes only the runs that were not stored."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from uqkit import propagate
+    from uqkit.external import ExternalModel, Regex
+    from uqkit.sampling import Samples
+
+    deck, store, pids, delay = sys.argv[1:5]
+    model = ExternalModel(deck, ["sh", "run.sh"], outputs={"y": Regex(r"(\\S+)")},
+                          input_names=["x"], constants={"pids": pids, "delay": delay})
+    res = propagate(model, Samples(np.arange(40.0)[:, None], ("x",)), workers=2, store=store,
+                    progress=False)
+    print(res.computed, res.loaded, res.n_failed)
+""")
+# each run records its shell's pid and a grandchild's (the sleep), then answers x
+SOLVER = "echo $$ > {{ pids }}/$$\nsleep {{ delay }} & echo $! > {{ pids }}/$!\nwait\necho {{ x }}\n"
+
+
+@pytest.fixture
+def study(tmp_path):
+    deck = tmp_path / "deck"
+    deck.mkdir()
+    (deck / "run.sh").write_text(SOLVER)
+    (tmp_path / "pids").mkdir()
+    (tmp_path / "study.py").write_text(SCRIPT)
+    return tmp_path
+
+
+def _start(study, delay):
+    return subprocess.Popen([sys.executable, str(study / "study.py"), str(study / "deck"),
+                             str(study / "store"), str(study / "pids"), str(delay)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(condition, proc, seconds=120):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and proc.poll() is None and not condition():
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _left_running(study, seconds=5.0):
+    """The recorded solver processes still running after ``seconds`` (the workers' watchdog
+    polls every 0.5 s)."""
+    end = time.monotonic() + seconds
+    while True:
+        alive = [p for p in map(int, os.listdir(study / "pids")) if _alive(p)]
+        if not alive or time.monotonic() > end:
+            return alive
+        time.sleep(0.05)
+
+
+def _chunks(study):
+    folder = study / "store" / "chunks"
+    return [f for f in os.listdir(folder) if f.endswith(".npz")] if folder.exists() else []
+
+
+def test_sigkill_leaves_no_solver_and_the_rerun_computes_only_the_missing_runs(study):
+    proc = _start(study, 0.2)
+    _wait_for(lambda: len(_chunks(study)) >= 2, proc)
+    proc.kill()
+    proc.wait()
+    assert _left_running(study) == []
+    saved = len(_chunks(study))
+    assert 2 <= saved < 10
+    out, err = _start(study, 0.2).communicate(timeout=300)
+    computed, loaded, failed = map(int, out.split())
+    assert (computed, loaded, failed) == (40 - 4 * saved, 4 * saved, 0), err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_ctrl_c_or_a_killed_parent_ends_the_running_solvers(study, sig):
+    proc = _start(study, 60)
+    # both workers' runs have started their sleep
+    _wait_for(lambda: len(os.listdir(study / "pids")) >= 4, proc)
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert _left_running(study) == []

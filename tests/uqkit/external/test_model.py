@@ -1,0 +1,208 @@
+"""ExternalModel with small shell scripts as the solver: values run by run, failures as
+results, identity, the store, pools and Dask, and the analyses that take any model."""
+import os
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from uqkit import propagate
+from uqkit.executors import cpu_count
+from uqkit.external import (FAILED_EXIT, FAILED_OUTPUT, FAILED_TIMEOUT, ExternalModel, Output,
+                            Regex, Table)
+from uqkit.external.config import Margin
+from uqkit.inputs import RandomInputs
+from uqkit.propagation import default_workers
+from uqkit.sampling import Samples
+from uqkit.store import StoreMismatchError
+
+# awk computes in doubles: 2 x + y^2 is the same float as numpy's
+FORMULA = "awk 'BEGIN {{ printf \"%.17g\\n\", 2 * ({x}) + ({y}) * ({y}) }}'"
+SOLVER = FORMULA.format(x="{{ x }}", y="{{ y }}") + "\necho 'run {{ run_index }}' >&2\n"
+VALUE = Regex(r"^(\S+)$", match="first")
+
+
+def formula(X):
+    return 2 * X[:, 0] + X[:, 1] * X[:, 1]
+
+
+@pytest.fixture
+def deck(tmp_path):
+    folder = tmp_path / "deck"
+    folder.mkdir()
+    (folder / "run.sh").write_text(SOLVER)
+    return folder
+
+
+def _model(deck, **kw):
+    return ExternalModel(deck, ["sh", "run.sh"], outputs={"y": VALUE}, input_names=["x", "y"],
+                         **kw)
+
+
+def _samples(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return Samples(rng.normal(size=(n, 2)) * [1.0, 3.0], ("x", "y"))
+
+
+def test_outputs_equal_the_formula_run_by_run_in_directories_named_by_row(deck, tmp_path):
+    s = _samples(10)
+    res = propagate(_model(deck, keep="all"), s, executor="serial", store=tmp_path / "st",
+                    progress=False)
+    assert res.n_failed == 0 and res.output_names == ("y",)
+    assert np.array_equal(res.outputs[:, 0], formula(s.values))
+    runs = tmp_path / "st" / "runs"
+    assert sorted(os.listdir(runs)) == [f"{i:06d}" for i in range(10)]
+    assert (runs / "000007" / "stderr.txt").read_text() == "run 7\n"
+
+
+FAILING = """\
+x={{ x }}
+if awk "BEGIN {exit !($x > 1)}"; then echo '*ERROR in deck: bad x' >&2; exit 3; fi
+if awk "BEGIN {exit !($x < -1)}"; then sleep 30; fi
+if awk "BEGIN {exit !($x == 0.5)}"; then echo nan; exit 0; fi
+if awk "BEGIN {exit !($x == 0.25)}"; then echo 'garbage'; exit 0; fi
+echo {{ x }}
+"""
+
+
+def test_failures_are_results_that_name_cause_and_run_dir(tmp_path):
+    (tmp_path / "run.sh").write_text(FAILING)
+    model = ExternalModel(tmp_path / "run.sh", ["sh", "run.sh"], outputs={"y": VALUE},
+                          input_names=["x"], timeout=1, workdir=tmp_path / "work")
+    X = np.array([[0.1], [2.0], [-2.0], [0.5], [0.25], [0.2]])
+    res = propagate(model, X, executor="serial", progress=False)
+    assert res.status.tolist() == [0, FAILED_EXIT, FAILED_TIMEOUT, FAILED_OUTPUT,
+                                   FAILED_OUTPUT, 0]
+    assert res.outputs[[0, 5], 0].tolist() == [0.1, 0.2]
+    assert np.isnan(res.outputs[1:5]).all()
+    work = tmp_path / "work"
+    assert res.reasons[1] == f"exit code 3 (run dir {work / '000001'}): *ERROR in deck: bad x"
+    assert res.reasons[2] == f"timeout after 1 s (run dir {work / '000002'})"
+    assert res.reasons[3] == f"output 'y': not finite: nan (run dir {work / '000003'})"
+    assert res.reasons[4].startswith("output 'y': 'garbage' is not a number (run dir")
+    # failed runs are kept for a look, the good ones are not (keep="failed")
+    assert sorted(os.listdir(work)) == ["000001", "000002", "000003", "000004"]
+
+
+def test_keep_none_removes_every_run_and_says_so(deck, tmp_path):
+    (deck / "run.sh").write_text("exit 4\n{{ x }}{{ y }}")
+    model = _model(deck, keep="none", workdir=tmp_path / "work")
+    _, status, reasons = model(np.ones((2, 2)))
+    assert status.tolist() == [FAILED_EXIT] * 2
+    assert reasons[1] == f"exit code 4 (run dir {tmp_path / 'work' / '000001'}, removed)"
+    assert os.listdir(tmp_path / "work") == []
+
+
+def test_without_store_or_workdir_runs_go_to_a_temporary_directory_removed_when_empty(deck):
+    import tempfile
+
+    before = set(os.listdir(tempfile.gettempdir()))
+    y, status, _ = _model(deck)(np.array([[1.0, 2.0]]))
+    assert y.tolist() == [[6.0]] and status.tolist() == [0]
+    assert set(os.listdir(tempfile.gettempdir())) == before
+
+
+def test_a_missing_program_is_refused_before_any_run(deck):
+    with pytest.raises(ValueError, match="'no-such-solver-xyz' is not found on PATH; install"):
+        ExternalModel(deck, ["no-such-solver-xyz", "-i", "beam"], outputs={"y": VALUE},
+                      input_names=["x", "y"])
+    (deck / "solve.sh").write_text("echo 1\n")  # a script of the template is found
+    ExternalModel(deck, ["./solve.sh"], outputs={"y": VALUE}, input_names=["x", "y"])
+
+
+def test_bad_settings_are_refused_naming_the_value(deck):
+    for kw, message in (({"timeout": 0}, "timeout=0"), ({"keep": "some"}, "keep='some'"),
+                        ({"cores_per_run": 0}, "cores_per_run=0"),
+                        ({"constants": {"x": 1}}, r"constants \['x'\]")):
+        with pytest.raises(ValueError, match=message):
+            _model(deck, **kw)
+    with pytest.raises(ValueError, match="identifiers"):
+        ExternalModel(deck, ["sh", "run.sh"], outputs={"y": VALUE}, input_names=["x", "y z"])
+
+
+def test_an_edited_deck_or_parser_is_never_served_old_results(deck, tmp_path):
+    store = tmp_path / "st"
+    s = _samples(4)
+    propagate(_model(deck), s, executor="serial", store=store, progress=False)
+    (deck / "run.sh").write_text(SOLVER.replace("2 *", "3 *"))
+    with pytest.raises(StoreMismatchError):
+        propagate(_model(deck), s, executor="serial", store=store, progress=False)
+    first = _model(deck, keep="all").describe()
+    other = ExternalModel(deck, ["sh", "run.sh"], input_names=["x", "y"],
+                          outputs={"y": Output(lambda d: float((d / "stdout.txt").read_text()))})
+    assert other.describe() != first
+    assert _model(deck, keep="none", timeout=None).describe() == first  # keep is no identity
+
+
+def test_two_workers_and_a_rerun_that_computes_nothing(deck, tmp_path):
+    s = _samples(40)
+    model = _model(deck)
+    res = propagate(model, s, workers=2, store=tmp_path / "st", progress=False)
+    assert res.computed == 40 and np.array_equal(res.outputs[:, 0], formula(s.values))
+    again = propagate(model, s, workers=2, store=tmp_path / "st", progress=False)
+    assert again.computed == 0 and again.loaded == 40
+    assert np.array_equal(again.outputs, res.outputs)
+    assert not (tmp_path / "st" / "runs").exists() or \
+        os.listdir(tmp_path / "st" / "runs") == []
+
+
+def test_dask_gives_the_same_outputs(deck):
+    distributed = pytest.importorskip("distributed")
+    s = _samples(12)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        res = propagate(_model(deck), s, dask=cluster.scheduler_address, progress=False)
+    assert np.array_equal(res.outputs[:, 0], formula(s.values))
+
+
+def test_cores_per_run_sets_the_program_threads_and_the_default_workers(tmp_path):
+    (tmp_path / "run.sh").write_text("echo $OMP_NUM_THREADS {{ x }}\n")
+    model = ExternalModel(tmp_path / "run.sh", ["sh", "run.sh"], input_names=["x"],
+                          outputs={"threads": Regex(r"^(\S+)")}, cores_per_run=2)
+    assert model(np.array([[0.0]]))[0].tolist() == [[2.0]]
+    assert default_workers(model) == max(1, cpu_count() // 2)
+    assert model.chunk_size == 4
+
+
+def test_vector_outputs_get_one_column_each(tmp_path):
+    (tmp_path / "run.sh").write_text("echo 'u v'; echo '{{ x }} 1'; echo '{{ 2 * x }} 2'\n")
+    model = ExternalModel(tmp_path / "run.sh", ["sh", "run.sh"], input_names=["x"], outputs={
+        "u": Table("stdout.txt", column="u", row="all", size=2),
+        "v": Table("stdout.txt", column="v")})
+    y, status, _ = model(np.array([[1.5]]))
+    assert model.output_names == ("u_0", "u_1", "v")
+    assert y.tolist() == [[1.5, 3.0, 2.0]] and status.tolist() == [0]
+
+
+def test_sobol_indices_of_an_external_linear_model_match_the_exact_ones(tmp_path):
+    from uqkit.sensitivity import sobol_indices
+
+    (tmp_path / "run.sh").write_text("awk 'BEGIN { print {{ a }} + 2 * ({{ b }}) }'\n")
+    model = ExternalModel(tmp_path / "run.sh", ["sh", "run.sh"], input_names=["a", "b"],
+                          outputs={"y": Regex(r"(\S+)")})
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    res = sobol_indices(model, inputs, n=128, bootstrap=0, executor="serial")
+    assert res.model_runs == 512
+    assert np.allclose(res.first, [0.2, 0.8], atol=0.05)  # exact: 1/5 and 4/5
+    assert np.allclose(res.total, [0.2, 0.8], atol=0.05)
+
+
+def test_form_on_an_external_limit_state_finds_the_exact_beta(tmp_path):
+    from uqkit.reliability import failure_probability
+
+    (tmp_path / "run.sh").write_text("awk 'BEGIN { printf \"%.17g\\n\", {{ a }} + {{ b }} }'\n")
+    model = ExternalModel(tmp_path / "run.sh", ["sh", "run.sh"], input_names=["a", "b"],
+                          outputs={"s": Regex(r"(\S+)")})
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    g = Margin(model, column=0, above=3.0)  # failure where a + b > 3: beta = 3 / sqrt(2)
+    r = failure_probability(g, inputs, method="form", executor="serial")
+    assert r.beta == pytest.approx(3 / np.sqrt(2), rel=1e-4)
+    assert r.pf == pytest.approx(stats.norm.sf(3 / np.sqrt(2)), rel=1e-3)
+
+
+def test_the_model_runs_under_the_interpreter_that_runs_the_tests(tmp_path):
+    (tmp_path / "solve.py").write_text("print(({{ x }}) ** 2)\n")
+    model = ExternalModel(tmp_path / "solve.py", [sys.executable, "solve.py"],
+                          input_names=["x"], outputs={"y": Regex(r"(\S+)")})
+    assert model(np.array([[-1.5]]))[0].tolist() == [[2.25]]

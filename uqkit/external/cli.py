@@ -1,0 +1,144 @@
+"""``uqkit run CONFIG.toml``: a study of an external program from one file, without Python.
+
+Registered with the ``uqkit`` command through the ``uqkit.commands`` entry point. It samples
+the inputs, runs the model over them with a resumable store (rerun the same command after an
+interruption: only the missing runs are computed), and writes to ``--out``:
+
+* ``store/``: the runs (``store/runs/``: the kept run directories);
+* ``runs.csv``: inputs, outputs, status and reason, one row per run;
+* ``summary.json``: each output's mean, standard deviation, skewness, quantiles with their
+  Monte Carlo errors, and the failures;
+* ``sobol.json`` and ``failure.json`` when the file asks for them.
+
+A bad file or option exits with code 2 and one line naming the bad value.
+
+May import the rest of :mod:`uqkit`.
+"""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..cli import UsageError, check_output_dir
+
+
+def add_run(sub):
+    """Register ``uqkit run``."""
+    p = sub.add_parser("run", help="run an external program over samples from a TOML file",
+                       description="Sample the inputs of CONFIG.toml, run its model (an "
+                       "external program on templated input files) over them, and write the "
+                       "runs, their statistics and the asked analyses to --out. See "
+                       "uqkit.external.config for the file's format.")
+    p.add_argument("config", metavar="CONFIG.toml", help="the study file")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--n", type=int, help="Monte Carlo runs (default: the file's [sampling] n)")
+    p.add_argument("--seed", type=int, help="sampling seed (default: the file's, else 0)")
+    p.add_argument("--workers", type=int,
+                   help="local processes (default: cores // the model's cores_per_run)")
+    p.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler's address instead")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    """The ``uqkit run`` command; returns the exit code."""
+    from .config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise UsageError(f"uqkit run: {exc}") from None
+    sampling = dict(config.sampling)
+    for key in ("n", "seed"):
+        if getattr(args, key) is not None:
+            sampling[key] = getattr(args, key)
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"uqkit run: --workers must be >= 1, got {args.workers}")
+    out = Path(args.out)
+    check_output_dir(out, "uqkit run: --out")
+    from .. import propagate, sample
+
+    try:
+        samples = sample(config.inputs, sampling["n"], sampling["rule"], sampling["seed"])
+    except ValueError as exc:
+        raise UsageError(f"uqkit run: {config.path}: [sampling] {exc}") from None
+    execution = {"workers": args.workers, "dask": args.dask, "progress": not args.no_progress}
+    res = propagate(config.model, samples, store=out / "store",
+                    settings={"seed": sampling["seed"], "rule": sampling["rule"]}, **execution)
+    res.to_csv(out / "runs.csv")
+    summary = _summary(res)
+    _write(out / "summary.json", summary)
+    print(res.summary())
+    _print_statistics(summary)
+    if config.sobol is not None:
+        _sobol(config, out, execution)
+    if config.failure is not None:
+        _failure(config, out, execution)
+    if res.n_failed:
+        print(f"uqkit run: warning: {res.n_failed} of {len(res.status)} runs failed (reasons "
+              f"in {out / 'runs.csv'}); the statistics are over the runs that succeeded, "
+              "which is biased if failures depend on the inputs", file=sys.stderr)
+    return 0
+
+
+def _summary(res):
+    from ..statistics import describe
+
+    good = res.good_outputs()
+    stats = {}
+    for j, name in enumerate(res.output_names):
+        stats[name] = describe(good[:, j]) if len(good) > 1 else None
+    return {"runs": len(res.status), "ok": int(res.ok.sum()), "failed": res.n_failed,
+            "computed": res.computed, "loaded": res.loaded,
+            "failures": dict(res.failures().most_common()), "outputs": stats}
+
+
+def _print_statistics(summary):
+    print(f"{'output':>12} {'mean':>12} {'+-':>10} {'std':>12} {'q05':>12} {'q95':>12}")
+    for name, s in summary["outputs"].items():
+        if s is None:
+            print(f"{name:>12}  (fewer than two successful runs)")
+            continue
+        q = s["quantiles"]
+        print(f"{name:>12} {s['mean']:12.6g} {s['mean_se']:10.3g} {s['std']:12.6g} "
+              f"{q['0.05']:12.6g} {q['0.95']:12.6g}")
+
+
+def _sobol(config, out, execution):
+    from ..sensitivity import sobol_indices
+
+    s = sobol_indices(config.model, config.inputs, n=config.sobol["n"],
+                      bootstrap=config.sobol["bootstrap"], seed=config.sobol["seed"],
+                      store=out / "sobol-store", **execution)
+    _write(out / "sobol.json", s.to_dict())
+    names = config.model.output_names
+    for j, output in enumerate(names):
+        first = s.first if s.first.ndim == 1 else s.first[:, j]
+        total = s.total if s.total.ndim == 1 else s.total[:, j]
+        print(f"Sobol' indices of {output} ({s.model_runs} runs): " + ", ".join(
+            f"{name} {f:.3f}/{t:.3f}" for name, f, t in zip(s.names, first, total))
+            + " (first/total)")
+
+
+def _failure(config, out, execution):
+    from ..reliability import failure_probability
+    from .config import FAILURE_KEYS, Margin
+
+    settings = config.failure
+    column = config.model.output_names.index(settings["output"])
+    g = Margin(config.model, column, below=settings.get("below"), above=settings.get("above"))
+    options = {k: v for k, v in settings.items() if k not in FAILURE_KEYS}
+    r = failure_probability(g, config.inputs, method=settings["method"], seed=settings["seed"],
+                            store=out / "failure-store", **execution, **options)
+    _write(out / "failure.json", r.to_dict())
+    side = f"< {settings['below']}" if "below" in settings else f"> {settings['above']}"
+    ci = f" [{r.ci[0]:.3g}, {r.ci[1]:.3g}]" if np.isfinite(r.ci).all() else ""
+    print(f"P[{settings['output']} {side}] = {r.pf:.4g}{ci} by {r.method} "
+          f"({r.model_runs} runs)")
+
+
+def _write(path, obj):
+    from ..cache import jsonable
+
+    path.write_text(json.dumps(jsonable(obj, finite=True), indent=1) + "\n")

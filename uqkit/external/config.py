@@ -1,0 +1,258 @@
+"""A study of an external program described in one TOML file (``uqkit run CONFIG.toml``).
+
+Paths are relative to the file. Every section and key is checked: a misspelt key, an unknown
+distribution, a missing template or a bad regular expression is a :class:`ConfigError` that
+names the key and the bad value, before any run. Format::
+
+    [inputs]                        # name = distribution (uqkit.distributions' specs)
+    E = "lognormal(mean=210000, std=10500)"
+    P = "lognormal(mean=1000, std=100)"
+    h = "normal(40, 1)"
+
+    [correlation]                   # optional: a Nataf (Gaussian) copula of the inputs
+    matrix = [[1, 0, 0], [0, 1, 0.3], [0, 0.3, 1]]
+
+    [model]
+    template = "calculix/cantilever.inp"   # a file or a directory
+    command = ["ccx", "-i", "cantilever"]
+    timeout = 60                    # seconds per run (optional)
+    constants = { L = 1000.0, b = 20.0, nu = 0.3, n = 40 }
+    # optional: keep ("none", "failed", "all"), workdir, render, env, shell,
+    # cores_per_run, chunk_size, static, template_options
+
+    [outputs.v_tip]                 # one table per output, one of three forms:
+    regex = '^\\s*\\d+\\s+\\S+\\s+(\\S+)\\s+\\S+\\s*$'    # + file, group, match, size
+    file = "cantilever.dat"
+    # table = "out.csv", column = "u", row = -1   (+ delimiter, comments, skip_rows, size)
+    # json = "out.json", key = "results.tip"      (+ size)
+
+    [sampling]                      # optional
+    n = 200                         # --n overrides
+    rule = "random"                 # random, lhs, sobol, halton
+    seed = 0
+
+    [sobol]                         # optional: Sobol' indices of every output
+    n = 256                         # base sample, a power of 2 (n (d + 2) runs)
+    bootstrap = 100
+
+    [failure]                       # optional: P[output < below] or P[output > above]
+    output = "v_tip"
+    below = -18.0
+    method = "mc"                   # mc, form, sorm, is, subset, active + their options
+    n = 20000
+
+May import the rest of :mod:`uqkit`.
+"""
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: The keys each section may hold (``None``: any key, as in [inputs]).
+SECTIONS = {
+    "inputs": None, "correlation": {"matrix"},
+    "model": {"template", "command", "timeout", "constants", "keep", "workdir", "render",
+              "env", "shell", "cores_per_run", "chunk_size", "static", "template_options"},
+    "outputs": None, "sampling": {"n", "rule", "seed"}, "sobol": {"n", "bootstrap", "seed"},
+    "failure": None,
+}
+#: The keys of an output table, by its form.
+OUTPUT_FORMS = {"regex": {"file", "group", "match", "size"},
+                "table": {"column", "row", "delimiter", "comments", "skip_rows", "size"},
+                "json": {"key", "size"}}
+#: Keys of [failure] besides the method's own options.
+FAILURE_KEYS = {"output", "below", "above", "method", "seed"}
+
+
+class ConfigError(ValueError):
+    """A bad study file: the message names the file, the key and the bad value."""
+
+
+@dataclass
+class StudyConfig:
+    """A parsed study file: the inputs, the model and the analyses' settings."""
+
+    path: Path
+    inputs: object
+    model: object
+    sampling: dict
+    sobol: dict | None
+    failure: dict | None
+
+
+def load_config(path):
+    """Read and check a study file (see the module docstring).
+
+    Raises:
+        ConfigError: naming the key and the bad value.
+    """
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    where = str(path)
+    _known(raw, set(SECTIONS), where, "section")
+    for name, keys in SECTIONS.items():
+        if name in raw:
+            if not isinstance(raw[name], dict):
+                raise ConfigError(f"{where}: [{name}] must be a table")
+            if keys is not None:
+                _known(raw[name], keys, f"{where}: [{name}]", "key")
+    for name in ("inputs", "model", "outputs"):
+        if not raw.get(name):
+            raise ConfigError(f"{where}: the [{name}] section is missing or empty")
+    inputs = _inputs(raw, where)
+    model = _model(raw, path.parent, inputs.names, where)
+    sampling = {"n": 100, "rule": "random", "seed": 0, **raw.get("sampling", {})}
+    sobol = raw.get("sobol")
+    if sobol is not None:
+        sobol = {"n": 256, "bootstrap": 100, "seed": 0, **sobol}
+        n = sobol["n"]
+        if not isinstance(n, int) or n < 2 or n & (n - 1):
+            raise ConfigError(f"{where}: [sobol] n must be a power of 2, got {n!r}")
+    failure = _failure(raw.get("failure"), model.output_names, where)
+    return StudyConfig(path, inputs, model, sampling, sobol, failure)
+
+
+def _known(table, keys, where, what):
+    unknown = sorted(set(table) - keys)
+    if unknown:
+        raise ConfigError(f"{where}: unknown {what} {unknown[0]!r} (known: "
+                          f"{', '.join(sorted(keys))})")
+
+
+def _inputs(raw, where):
+    from ..inputs import RandomInputs
+
+    inputs = {}
+    for name, spec in raw["inputs"].items():
+        try:
+            inputs[name] = RandomInputs.from_spec({name: spec})
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{where}: [inputs] {name} = {spec!r}: {exc}") from None
+    rv = RandomInputs.from_spec(raw["inputs"])
+    if "correlation" in raw:
+        try:
+            rv = rv.with_copula("nataf", raw["correlation"].get("matrix"))
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{where}: [correlation] matrix: {exc}") from None
+    return rv
+
+
+def _model(raw, folder, input_names, where):
+    from .model import ExternalModel
+    from .templates import TemplateError
+
+    settings = dict(raw["model"])
+    for key in ("template", "command"):
+        if key not in settings:
+            raise ConfigError(f"{where}: [model] needs {key!r}")
+    template = folder / str(settings.pop("template"))
+    if not template.exists():
+        raise ConfigError(f"{where}: [model] template {str(template)!r}: no such file or "
+                          "directory")
+    if "workdir" in settings:
+        settings["workdir"] = folder / str(settings["workdir"])
+    outputs = {name: _output(name, spec, f"{where}: [outputs.{name}]")
+               for name, spec in raw["outputs"].items()}
+    try:
+        return ExternalModel(template, outputs=outputs, input_names=input_names, **settings)
+    except TemplateError as exc:
+        raise ConfigError(f"{where}: [model] template: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}: [model] {exc}") from None
+
+
+def _output(name, spec, where):
+    from .outputs import JSONValue, Regex, Table
+
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where} must be a table with regex, table or json")
+    forms = [f for f in OUTPUT_FORMS if f in spec]
+    if len(forms) != 1:
+        raise ConfigError(f"{where}: give exactly one of regex, table or json, got "
+                          f"{forms or 'none'}")
+    form = forms[0]
+    _known(spec, OUTPUT_FORMS[form] | {form}, where, "key")
+    options = {k: v for k, v in spec.items() if k != form}
+    try:
+        if form == "regex":
+            return Regex(spec["regex"], **options)
+        if form == "table":
+            if "column" not in options:
+                raise ValueError("a table output needs 'column'")
+            return Table(spec["table"], **options)
+        if "key" not in options:
+            raise ValueError("a json output needs 'key'")
+        return JSONValue(spec["json"], **options)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _failure(section, output_names, where):
+    if section is None:
+        return None
+    where = f"{where}: [failure]"
+    settings = {"method": "mc", "seed": 0, **section}
+    output = settings.get("output")
+    if output not in output_names:
+        raise ConfigError(f"{where} output = {output!r} is not an output (outputs: "
+                          f"{', '.join(output_names)})")
+    limits = [k for k in ("below", "above") if k in settings]
+    if len(limits) != 1:
+        raise ConfigError(f"{where}: give exactly one of below or above (failure when the "
+                          f"output is below or above it), got {limits or 'none'}")
+    limit = settings[limits[0]]
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or \
+            not math.isfinite(limit):
+        raise ConfigError(f"{where} {limits[0]} = {limit!r} must be a finite number")
+    from ..reliability import _methods, method_options
+
+    if settings["method"] not in _methods():
+        raise ConfigError(f"{where} method = {settings['method']!r} is not one of "
+                          f"{', '.join(_methods())}")
+    allowed = set(method_options(settings["method"])) - {"form_result"}
+    _known({k: v for k, v in settings.items() if k not in FAILURE_KEYS}, allowed, where,
+           f"option of method {settings['method']!r}")
+    return settings
+
+
+class Margin:
+    """A limit state from one output of a model: ``output - below`` (failure when the output
+    falls below the limit) or ``above - output``; the model's status and reasons pass on.
+
+    >>> g = Margin(lambda X: X * [1.0, 2.0], column=1, below=3.0)
+    >>> g(np.array([[1.0, 1.0], [1.0, 2.0]]))[0].tolist()
+    [-1.0, 1.0]
+    """
+
+    def __init__(self, model, column, below=None, above=None):
+        self.model, self.column, self.below, self.above = model, column, below, above
+        for attr in ("input_names", "takes_context", "cores_per_run", "chunk_size"):
+            if hasattr(model, attr):
+                setattr(self, attr, getattr(model, attr))
+
+    def __call__(self, X, context=None):
+        from ..model import call_model, normalise_output
+
+        out = normalise_output(call_model(self.model, X, context), len(X))
+        y = out.values[:, self.column] if out.values.shape[1] > self.column else \
+            np.full(len(X), np.nan)
+        margin = y - self.below if self.below is not None else self.above - y
+        return margin, out.status, out.reasons
+
+    def describe(self):
+        from ..model import describe_model
+
+        return {"margin": {"column": self.column, "below": self.below, "above": self.above},
+                "model": describe_model(self.model)}
