@@ -3,7 +3,8 @@
 Random inputs (:mod:`uqkit.inputs`), seeded sampling (:mod:`uqkit.sampling`), Monte Carlo
 propagation of any model on local cores or a Dask cluster with a resumable study store
 (:mod:`uqkit.propagation`, :mod:`uqkit.store`) and statistics (:mod:`uqkit.statistics`).
-The paper's inputs are in :mod:`uqkit.presets`.
+External programs (CalculiX, OpenSees, Abaqus, scripts) become models through
+:mod:`uqkit.external`. The paper's inputs are in :mod:`uqkit.presets`.
 """
 import importlib
 
