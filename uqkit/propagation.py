@@ -158,8 +158,9 @@ class PropagationResult:
             lines.append(f"  {count} x {reason}")
         if len(failures) > SUMMARY_REASONS:
             rest = sum(count for _, count in failures[SUMMARY_REASONS:])
-            lines.append(f"  ... and {rest} more failed runs with {len(failures) - SUMMARY_REASONS}"
-                         " other reasons (see reasons, or to_csv)")
+            others = len(failures) - SUMMARY_REASONS
+            lines.append(f"  ... and {rest} more failed runs with {others} other reasons (see "
+                         "reasons, or to_csv)")
         if self.rows_rerun:
             first = self.batch_errors.most_common(1)[0][0]
             lines.append(f"  {self.rows_rerun} rows re-run one by one after "
@@ -231,8 +232,8 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
             model.cores_per_run`` for a model whose runs take several).
         dask: Dask scheduler address; implies ``executor="dask"``.
         chunk_size: rows per task (default: the store's, for an existing store, else the
-            model's ``chunk_size`` attribute, else :func:`default_chunk_size`). A store keeps its chunk size, so that a larger sample
-            of the same draws adds chunks to it; a store started with a tiny pilot sample has
+            model's ``chunk_size`` attribute, else :func:`default_chunk_size`). A store keeps
+            its chunk size, so that a larger sample of the same draws adds chunks to it; a store started with a tiny pilot sample has
             tiny chunks, so give a chunk size, or use a new store, for a much larger run.
         store: a directory: finished chunks are saved there and reloaded on a rerun; the
             directory is locked while the run lasts. It may hold a shorter or longer sample of

@@ -131,3 +131,45 @@ def test_process_pool_and_dask_give_identical_results():
     assert pool.n_failed == 0
     assert np.array_equal(pool.outputs, serial.outputs)
     assert np.array_equal(pool.outputs, dask.outputs)
+
+
+class _RecordsContext:
+    """A model that takes a run context and answers with its rows' indices; rows 4 and 9
+    raise while the file ``flaky`` exists."""
+
+    takes_context = True
+
+    def __init__(self, flaky=None):
+        self.flaky = flaky
+
+    def __call__(self, X, context=None):
+        assert context.store is None or os.path.isabs(context.store)
+        failing = {4, 9} if self.flaky and os.path.exists(self.flaky) else set()
+        status = np.array([RAISED if r in failing else 0 for r in context.rows])
+        return context.rows.astype(float), status
+
+
+def test_a_context_model_gets_its_rows_indices_and_the_store(tmp_path):
+    s = np.zeros((11, 1))
+    res = propagate(_RecordsContext(), s, executor="serial", chunk_size=3, progress=False)
+    assert res.outputs[:, 0].tolist() == list(range(11))
+    # a retried row of a stored chunk is told its own index, not its place in the retry batch
+    store, flaky = tmp_path / "st", tmp_path / "flaky"
+    flaky.touch()
+    first = propagate(_RecordsContext(flaky), s, executor="serial", chunk_size=3, store=store,
+                      progress=False)
+    assert np.flatnonzero(first.status).tolist() == [4, 9]
+    flaky.unlink()
+    again = propagate(_RecordsContext(flaky), s, executor="serial", chunk_size=3, store=store,
+                      progress=False)
+    assert again.computed == 2 and again.outputs[:, 0].tolist() == list(range(11))
+
+
+def test_the_summary_lists_ten_reasons_and_counts_the_rest():
+    def model(X):
+        return X[:, 0], np.ones(len(X), int), np.array([f"reason {int(x)}" for x in X[:, 0]])
+
+    res = propagate(model, np.arange(13.0)[:, None], executor="serial", progress=False)
+    lines = res.summary().splitlines()
+    assert len(lines) == 12 and lines[-1] == ("  ... and 3 more failed runs with 3 other "
+                                              "reasons (see reasons, or to_csv)")

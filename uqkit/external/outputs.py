@@ -162,8 +162,9 @@ class Table:
 
     def _rows(self, run_dir):
         lines = read_text(run_dir, self.file).splitlines()[self.skip_rows:]
+        comment = self.comments or None
         return [[c.strip() for c in line.split(self.delimiter)] for line in lines
-                if line.strip() and not (self.comments and line.lstrip().startswith(self.comments))]
+                if line.strip() and not (comment and line.lstrip().startswith(comment))]
 
     def __call__(self, run_dir):
         rows = self._rows(run_dir)

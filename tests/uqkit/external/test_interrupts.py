@@ -24,7 +24,8 @@ SCRIPT = textwrap.dedent("""
     print(res.computed, res.loaded, res.n_failed)
 """)
 # each run records its shell's pid and a grandchild's (the sleep), then answers x
-SOLVER = "echo $$ > {{ pids }}/$$\nsleep {{ delay }} & echo $! > {{ pids }}/$!\nwait\necho {{ x }}\n"
+SOLVER = ("echo $$ > {{ pids }}/$$\nsleep {{ delay }} & echo $! > {{ pids }}/$!\nwait\n"
+          "echo {{ x }}\n")
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ DAT = """\
 @pytest.fixture
 def run_dir(tmp_path):
     (tmp_path / "beam.dat").write_text(DAT)
-    (tmp_path / "stdout.txt").write_text("iteration 1 residual 1e-3\niteration 2 residual 4.5e-9\n")
+    (tmp_path / "stdout.txt").write_text("iteration 1 residual 1e-3\n"
+                                         "iteration 2 residual 4.5e-9\n")
     (tmp_path / "hist.txt").write_text("# t  u  v\n0.0 0.0 0.0\n0.5 1.5 -2.5\n1.0 3.0 -5.0\n")
     (tmp_path / "res.csv").write_text("step,u,v\n1,0.5,2\n2,0.75,4\n")
     (tmp_path / "r.json").write_text('{"a": {"b": [1.5, {"c": -2}]}, "s": "x"}')
