@@ -43,6 +43,13 @@ def add_run(sub):
 
 def run(args):
     """The ``uqkit run`` command; returns the exit code."""
+    try:
+        return _run(args)
+    except ValueError as exc:  # a store of other samples or settings, or in use, ...
+        raise UsageError(f"uqkit run: {exc}") from None
+
+
+def _run(args):
     from .config import ConfigError, load_config
 
     try:

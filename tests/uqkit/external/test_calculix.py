@@ -109,13 +109,17 @@ def test_uqkit_run_killed_then_rerun_computes_only_the_missing_runs(tmp_path):
     args = ("run", EXAMPLE, "--out", out, "--n", 400, "--workers", 2, "--no-progress")
     proc = _uqkit(*args)
     chunks = out / "store" / "chunks"
+
+    def saved():  # whole chunks (a chunk being written is a temporary file)
+        return len([f for f in os.listdir(chunks) if f.endswith(".npz")]) \
+            if chunks.exists() else 0
+
     end = time.monotonic() + 120
-    while time.monotonic() < end and proc.poll() is None and \
-            not (chunks.exists() and len(os.listdir(chunks)) >= 6):
+    while time.monotonic() < end and proc.poll() is None and saved() < 6:
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    saved = len([f for f in os.listdir(chunks) if f.endswith(".npz")])
+    saved = saved()
     assert 6 <= saved < 100
     stdout, stderr = _uqkit(*args).communicate(timeout=600)
     summary = json.loads((out / "summary.json").read_text())

@@ -119,3 +119,14 @@ def test_invalid_toml_is_refused(tmp_path, capsys):
     config = _study(tmp_path, textwrap.dedent(GOOD) + "[inputs\n")
     assert main(["run", str(config), "--out", str(tmp_path / "out")]) == 2
     assert "not valid TOML" in capsys.readouterr().err
+
+
+def test_an_output_directory_of_other_samples_is_refused_in_one_line(tmp_path, capsys):
+    config = _study(tmp_path)
+    out = str(tmp_path / "out")
+    assert main(["run", str(config), "--out", out, "--n", "8", "--no-progress"]) == 0
+    capsys.readouterr()
+    # LHS of another size: other samples, which the store refuses to mix
+    assert main(["run", str(config), "--out", out, "--n", "12", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds other inputs than this run" in err
