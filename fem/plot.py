@@ -16,7 +16,12 @@ def plot_deflection(result, ax=None, levels=20, cmap="viridis"):
     Example:
         >>> import matplotlib; matplotlib.use("Agg")
         >>> from fem import Membrane
-        >>> ax = plot_deflection(Membrane(nx=8, ny=4).solve())
+        >>> res = Membrane(nx=8, ny=4).solve()
+        >>> ax = plot_deflection(res)
+        >>> [t.get_text() for t in ax.texts] == [f"{n}: {res.probe_w[n]:.4f}" for n in res.probes]
+        True
+        >>> len(ax.collections) > 0, ax.figure.axes[-1].get_ylabel()   # contours, colour bar
+        (True, 'w (length units, downward < 0)')
     """
     ax = _axes(ax, figsize=(7, 3.8))
     m = result.membrane

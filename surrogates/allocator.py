@@ -22,7 +22,9 @@ prediction. ``UQKIT_MALLOC=system`` in the environment leaves glibc's defaults; 
 library other than glibc nothing changes.
 
 Example:
-    >>> keep_freed_memory() in (True, False)  # False: not glibc, or UQKIT_MALLOC=system
+    >>> import platform
+    >>> glibc = platform.libc_ver()[0] == "glibc"
+    >>> keep_freed_memory() == (glibc and os.environ.get("UQKIT_MALLOC", "").lower() != "system")
     True
 """
 import ctypes

@@ -109,3 +109,17 @@ def test_make_prior_specs():
     for bad in ("student(1)", "normal(a)", 3):
         with pytest.raises(ValueError):
             make_prior(bad)
+
+
+@pytest.mark.parametrize("prior_class, scipy_dist", [(NormalPrior, stats.norm),
+                                                     (LaplacePrior, stats.laplace),
+                                                     (CauchyPrior, stats.cauchy)])
+@pytest.mark.parametrize("loc, scale", [(0.0, 1.0), (0.7, 0.3), (-2.0, 4.0)])
+def test_direct_prior_densities_are_scipys(prior_class, scipy_dist, loc, scale):
+    w = torch.linspace(-6, 6, 49, dtype=torch.float64)
+    prior = prior_class(loc, scale)
+    expected = scipy_dist.logpdf(w.numpy(), loc=loc, scale=scale)
+    assert np.allclose(prior.log_prob(w).numpy(), expected, rtol=1e-12, atol=1e-12)
+    # the scale argument (the hierarchical prior's per-layer scale) overrides the prior's own
+    other = prior_class(loc, 1.0).log_prob(w, scale=torch.tensor(scale, dtype=torch.float64))
+    assert np.allclose(other.numpy(), expected, rtol=1e-12, atol=1e-12)

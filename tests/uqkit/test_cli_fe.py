@@ -20,6 +20,12 @@ def test_fe_json(capsys, tmp_path):
     assert [p["name"] for p in out["probes"]] == ["p1", "p2", "p3"]
     assert out["probes"][0]["x"] == 1.0 and out["probes"][0]["y"] == 0.5
     assert out["probes"][0]["w"] < out["probes"][1]["w"] < 0
+    # the values are the library's own solve of the same membrane, to the last digit
+    from fem import Membrane
+
+    solved = Membrane(l=2.0117, b=1.0157, t=0.0019, E=213.118, nu=0.3018, p=100.0).solve(
+        start="ritz")
+    assert {p["name"]: p["w"] for p in out["probes"]} == solved.probe_w
     assert out["increments"] >= 1 and out["newton_iterations"] >= 1 and out["seconds"] > 0
     assert png.stat().st_size > 10_000
 

@@ -389,4 +389,15 @@ def test_the_console_script_releases_the_workers():
     code = "from uqkit.cli import command; import sys; sys.argv = ['uqkit', '--help']; command()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and "study" in out.stdout
-    assert callable(cli.command)
+
+
+def test_the_console_script_stops_the_pool_after_the_command_and_exits_with_its_code(
+        monkeypatch):
+    from uqkit import cli, executors
+
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 3)
+    monkeypatch.setattr(executors, "release_workers", lambda: calls.append("release"))
+    with pytest.raises(SystemExit) as exit_:
+        cli.command()
+    assert calls == ["main", "release"] and exit_.value.code == 3
