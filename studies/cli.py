@@ -30,7 +30,7 @@ def _laplace_options(parser, restarts):
 
 
 def add_study(sub):
-    """Register ``uqkit study membrane|regression|moons|wind|reliability``."""
+    """Register ``uqkit study membrane|regression|moons|wind|reliability|calibration``."""
     study = sub.add_parser("study", help="run one of the paper's studies")
     studies = study.add_subparsers(dest="study", required=True, parser_class=Parser)
     m = studies.add_parser("membrane", help="membrane UQ end to end (paper example 3)",
@@ -119,6 +119,47 @@ def add_study(sub):
     rel.add_argument("--max-iter", type=int, default=2000,
                      help="L-BFGS iterations of every BDL fit (default 2000)")
     rel.set_defaults(func=_run_reliability)
+    _add_calibration(studies)
+
+
+def _add_calibration(studies):
+    cal = studies.add_parser(
+        "calibration", help="infer the membrane's inputs from measured deflections",
+        description="Synthetic measurements of w at p1, p2, p3 (FE at true inputs drawn from "
+        "Table 3, plus noise); the posterior of the inputs by TMCMC with the FE model, with a "
+        "BDL surrogate (with and without its predictive variance) and with a GP.")
+    _common(cal)
+    defaults = _defaults("studies.calibration", "CalibrationStudy")
+    cal.add_argument("--seed", type=int, default=defaults["seed"],
+                     help=f"seed of the truth, noise, design and samplers (default "
+                          f"{defaults['seed']})")
+    cal.add_argument("--noise", type=float, default=defaults["noise"],
+                     help="measurement noise std as a fraction of each deflection (default "
+                          f"{defaults['noise']})")
+    cal.add_argument("--n-measurements", type=int, default=defaults["n_measurements"],
+                     help=f"repeated measurements (default {defaults['n_measurements']})")
+    cal.add_argument("--n-samples", type=int, default=defaults["n_samples"],
+                     help=f"TMCMC samples per stage (default {defaults['n_samples']})")
+    cal.add_argument("--n-train", type=int, default=defaults["n_train"],
+                     help=f"FE runs the surrogates train on (default {defaults['n_train']})")
+    cal.add_argument("--max-iter", type=int, default=defaults["max_iter"],
+                     help=f"L-BFGS iterations of the BDL fit (default {defaults['max_iter']})")
+    cal.set_defaults(func=_run_calibration)
+
+
+def _defaults(module, cls):
+    """The defaults of a study's settings dataclass, read from it (not repeated here)."""
+    import dataclasses
+    import importlib
+
+    fields = dataclasses.fields(getattr(importlib.import_module(module), cls))
+    return {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+
+
+def _run_calibration(args):
+    return _run_study("calibration", "studies.calibration", "CalibrationStudy", args,
+                      seed=args.seed, noise=args.noise, n_measurements=args.n_measurements,
+                      n_samples=args.n_samples, n_train=args.n_train, max_iter=args.max_iter)
 
 
 def _run_reliability(args):

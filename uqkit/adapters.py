@@ -76,6 +76,20 @@ class SurrogateModel:
         return np.asarray(self.surrogate.predict(np.asarray(X, dtype=float),
                                                  **self.predict_kwargs), dtype=float)
 
+    def predict_with_variance(self, X):
+        """``(mean, variance)`` of the surrogate's predictive distribution at X, each (n, k)
+        (the BDL's and the GP's: ``predict(X, return_std=True)``); the variance is None for
+        a surrogate without one. :func:`uqkit.calibration.calibrate` adds it to the
+        measurement noise's."""
+        import inspect
+
+        X = np.asarray(X, dtype=float)
+        if "return_std" not in inspect.signature(self.surrogate.predict).parameters:
+            return self(X).reshape(len(X), -1), None
+        mean, std = self.surrogate.predict(X, return_std=True, **self.predict_kwargs)
+        mean = np.asarray(mean, dtype=float).reshape(len(X), -1)
+        return mean, np.asarray(std, dtype=float).reshape(len(X), -1) ** 2
+
     def describe(self):
         from .model import fingerprint
 

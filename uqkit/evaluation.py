@@ -116,6 +116,12 @@ class ModelRunner:
             self._ex = self._cm.__enter__()
         return self
 
+    @property
+    def pool(self):
+        """The executor the ``with`` block opened (None outside it), for callers that run
+        :func:`propagate` themselves (a calibration, whose failed runs are results)."""
+        return self._ex
+
     def __exit__(self, *exc):
         if self._cm is not None:
             self._cm.__exit__(*exc)

@@ -1,0 +1,211 @@
+"""Calibration against independent truth: the closed-form linear-Gaussian posterior and
+evidence, a posterior on a fine grid, two separated modes, the conjugate unknown noise, and a
+surrogate's shared predictive variance."""
+import chaospy
+import numpy as np
+import pytest
+from scipy import stats
+
+from uqkit.calibration import calibrate
+from uqkit.inputs import RandomInputs
+
+A = np.array([[1.0, 0.5], [0.2, -1.0], [0.7, 0.7]])
+MU0, SD0 = np.array([1.0, -0.5]), np.array([2.0, 1.5])
+NOISE = np.array([0.3, 0.2, 0.4])
+Y = np.array([[1.9, 0.9, 1.1], [2.2, 1.3, 0.8]])  # m = 2 measurements of k = 3 outputs
+
+
+def linear(X):
+    return X @ A.T
+
+
+def _prior():
+    return RandomInputs.from_spec({"a": f"normal({MU0[0]}, {SD0[0]})",
+                                   "b": f"normal({MU0[1]}, {SD0[1]})"})
+
+
+def exact_linear(Y, noise_cov_of):
+    """The exact posterior (mean, cov) and log evidence of x ~ N(MU0, SD0^2), vec(Y) =
+    (1 x A) x + e, e ~ N(0, noise covariance of the stacked measurements)."""
+    m, k = Y.shape
+    H = np.vstack([A] * m)
+    R = noise_cov_of(m, k)
+    P0 = np.diag(SD0 ** 2)
+    S = H @ P0 @ H.T + R
+    gain = P0 @ H.T @ np.linalg.inv(S)
+    y = Y.ravel()
+    mean = MU0 + gain @ (y - H @ MU0)
+    cov = P0 - gain @ H @ P0
+    log_evidence = stats.multivariate_normal(H @ MU0, S).logpdf(y)
+    return mean, cov, log_evidence
+
+
+def _independent(m, k):
+    return np.diag(np.tile(NOISE ** 2, m))
+
+
+def _check(post, mean, cov, mean_tol=0.1, std_tol=0.1):
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(np.abs(post.mean()[:2] - mean) < mean_tol * sd), (post.mean(), mean, sd)
+    assert np.all(np.abs(post.std()[:2] / sd - 1) < std_tol), (post.std(), sd)
+
+
+def test_tmcmc_linear_gaussian_posterior_and_evidence_are_exact():
+    mean, cov, log_evidence = exact_linear(Y, _independent)
+    post = calibrate(linear, _prior(), Y, NOISE, n_samples=2000, seed=1, executor="serial")
+    _check(post, mean, cov)
+    assert abs(post.log_evidence - log_evidence) < 0.2
+    assert post.model_runs == 2000 * (1 + 3 * len(post.diagnostics["stages"]))
+    assert post.failed_runs == 0
+    corr = cov[0, 1] / np.sqrt(cov[0, 0] * cov[1, 1])
+    assert abs(post.correlation()[0, 1] - corr) < 0.05
+
+
+def test_emcee_linear_gaussian_posterior_is_exact():
+    pytest.importorskip("emcee")
+    mean, cov, _ = exact_linear(Y, _independent)
+    post = calibrate(linear, _prior(), Y, NOISE, n_samples=2000, seed=2, method="emcee",
+                     executor="serial")
+    _check(post, mean, cov)
+    assert post.log_evidence is None and 0.2 < post.diagnostics["acceptance"] < 0.9
+
+
+def _banana(X):
+    return np.column_stack([X[:, 0] + X[:, 1] ** 2, X[:, 0] * X[:, 1]])
+
+
+def test_a_nonlinear_posterior_matches_quadrature_on_a_fine_grid():
+    observed, noise = np.array([1.2, 0.3]), 0.3
+    prior = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    grid = np.linspace(-5, 5, 801)
+    a, b = np.meshgrid(grid, grid, indexing="ij")
+    F = _banana(np.column_stack([a.ravel(), b.ravel()]))
+    log_post = (stats.norm.logpdf(a.ravel()) + stats.norm.logpdf(b.ravel())
+                + stats.norm(F, noise).logpdf(observed).sum(axis=1))
+    w = np.exp(log_post - log_post.max())
+    w /= w.sum()
+    points = np.column_stack([a.ravel(), b.ravel()])
+    mean = w @ points
+    sd = np.sqrt(w @ (points - mean) ** 2)
+    post = calibrate(_banana, prior, observed, noise, n_samples=4000, seed=3,
+                     executor="serial")
+    assert np.all(np.abs(post.mean() - mean) < 0.1 * sd), (post.mean(), mean, sd)
+    assert np.all(np.abs(post.std() - sd) < 0.1 * sd), (post.std(), sd)
+
+
+def test_two_separated_modes_of_equal_mass_are_both_found():
+    prior = RandomInputs.from_spec({"a": "normal(0, 2)", "b": "normal(0, 1)"})
+
+    def square(X):
+        return np.column_stack([X[:, 0] ** 2, X[:, 1]])
+
+    post = calibrate(square, prior, [4.0, 0.0], 0.2, n_samples=2000, seed=4,
+                     executor="serial")
+    right = np.mean(post.samples[:, 0] > 0)
+    assert 0.35 <= right <= 0.65
+    for side in (post.samples[:, 0] > 0, post.samples[:, 0] < 0):  # each mode at +-2
+        assert abs(np.abs(post.samples[side, 0]).mean() - 2.0) < 0.05
+
+
+def test_unknown_noise_matches_the_conjugate_inverse_gamma_posterior():
+    rng = np.random.default_rng(5)
+    y = rng.normal(0.0, 0.5, size=(20, 1))  # 20 repeated measurements of x = 0
+    prior = RandomInputs.from_spec({"x": "normal(0, 0.001)"})  # x known to within 1e-3
+    shape, scale = 3.0, 1.0  # noise variance ~ InvGamma(3, 1)
+    noise_prior = chaospy.InverseGamma(shape, scale=scale) ** 0.5
+    post = calibrate(lambda X: X, prior, y, noise_prior, n_samples=3000, seed=6,
+                     executor="serial")
+    assert post.names == ("x", "noise_std")
+    var = post.samples[:, 1] ** 2
+    exact = stats.invgamma(shape + len(y) / 2, scale=scale + (y ** 2).sum() / 2)
+    assert abs(var.mean() - exact.mean()) < 0.1 * exact.std()
+    assert abs(var.std() / exact.std() - 1) < 0.1
+    assert post.info["noise"]["sampled"]
+
+
+class _ConstantVarianceSurrogate:
+    """A 'surrogate' of the linear model whose predictive variance is V everywhere."""
+
+    def __init__(self, V):
+        self.V = V
+
+    def predict_with_variance(self, X):
+        mean = linear(X)
+        return mean, np.full_like(mean, self.V)
+
+    def __call__(self, X):  # the predictive mean alone
+        return linear(X)
+
+
+def test_a_surrogate_variance_is_one_error_shared_by_repeated_measurements():
+    V = 0.09
+    k = len(NOISE)
+
+    def shared(m, _):  # per output: noise^2 I_m + V 1 1^T, outputs independent
+        cov = np.zeros((m * k, m * k))
+        for i in range(m):
+            for j in range(m):
+                cov[i * k:(i + 1) * k, j * k:(j + 1) * k] = np.diag(
+                    NOISE ** 2 * (i == j) + V)
+        return cov
+
+    mean, cov, log_evidence = exact_linear(Y, shared)
+    post = calibrate(_ConstantVarianceSurrogate(V), _prior(), Y, NOISE, n_samples=2000,
+                     seed=7)
+    _check(post, mean, cov)
+    assert abs(post.log_evidence - log_evidence) < 0.2
+    share = np.mean(V / (V + NOISE ** 2))
+    assert post.info["model_variance_share"] == pytest.approx(share, rel=1e-12)
+    # ignoring the variance gives the sharper, wrong posterior of the plain model
+    plain = calibrate(_ConstantVarianceSurrogate(V), _prior(), Y, NOISE, n_samples=2000,
+                      seed=7, use_model_variance=False, executor="serial")
+    assert np.all(plain.std() < 0.8 * post.std())
+
+
+def test_failed_runs_are_zero_likelihood_samples_counted_not_crashes():
+    def model(X):
+        out = linear(X)
+        out[X[:, 0] > 1.6] = np.nan  # the model fails there
+        return out
+
+    post = calibrate(model, _prior(), Y, NOISE, n_samples=1000, seed=8, executor="serial")
+    assert post.failed_runs > 0 and (post.samples[:, 0] <= 1.6).all()
+    assert "failed" in post.summary()
+
+
+def test_two_workers_and_a_store_resume_without_running_again(tmp_path):
+    log = tmp_path / "calls"
+
+    class Logged:
+        def __call__(self, X):
+            with open(log, "a") as fh:
+                fh.write(f"{len(X)}\n")
+            return linear(X)
+
+    kw = dict(n_samples=400, seed=9, workers=2, store=tmp_path / "store")
+    first = calibrate(Logged(), _prior(), Y, NOISE, **kw)
+    calls = log.read_text()
+    again = calibrate(Logged(), _prior(), Y, NOISE, **kw)
+    assert log.read_text() == calls  # every batch loaded from the store
+    assert np.array_equal(first.samples, again.samples)
+    serial = calibrate(Logged(), _prior(), Y, NOISE, n_samples=400, seed=9, executor="serial")
+    assert np.array_equal(first.samples, serial.samples)
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"observed": [1.0, 2.0], "noise_std": 0.1},
+     "the model gives 3 outputs but observed has 2 columns"),
+    ({"noise_std": -0.1}, r"noise_std must be > 0 and finite, got array\(-0.1\)"),
+    ({"noise_std": [0.1, 0.2]}, r"noise_std must be a number, 3 numbers"),
+    ({"noise_std": "normal(0.1, 1)"}, "puts mass below 0"),
+    ({"prior": {"a": "normal(0, 1)"}}, "prior must be a uqkit.inputs.RandomInputs, got dict"),
+    ({"method": "mh"}, "method must be one of"),
+    ({"observed": [[np.nan, 1.0, 2.0]]}, "observed holds non-finite values"),
+    ({"n_stages": 3}, r"unknown option\(s\) \['n_stages'\] for method 'tmcmc'"),
+])
+def test_bad_input_is_refused_naming_the_value(kw, message):
+    args = {"model": linear, "prior": _prior(), "observed": Y, "noise_std": NOISE}
+    args.update({k: v for k, v in kw.items() if k in args})
+    options = {k: v for k, v in kw.items() if k not in args}
+    with pytest.raises(ValueError, match=message):
+        calibrate(**args, n_samples=100, executor="serial", **options)

@@ -1,0 +1,277 @@
+"""Bayesian calibration: the posterior of a model's inputs given measured outputs.
+
+``calibrate(model, prior, observed, noise_std)`` samples ``p(x | y) ~ p(y | x) p(x)`` with
+the Gaussian likelihood of :mod:`uqkit.calibration.likelihood`:
+
+* ``model``: any uqkit model, run through :func:`uqkit.propagate` in batches (local cores,
+  Dask, a store that makes a killed calibration resume), or a surrogate with a predictive
+  variance (:class:`uqkit.adapters.SurrogateModel` of a BDL or a GP: a model with
+  ``predict_with_variance``), whose variance joins the noise's in the likelihood. Without it,
+  a cheap surrogate's posterior is as sharp as if the surrogate were the truth: its error
+  would be read as information about the inputs.
+* ``prior``: a :class:`uqkit.inputs.RandomInputs` (any marginals and copulas); the samplers
+  work in its standard normal space.
+* ``noise_std``: known (a number, or one per output), or unknown: a distribution of the
+  noise's standard deviation (a spec such as ``"uniform(0.01, 1)"`` or a chaospy
+  distribution), sampled beside the inputs as the parameter ``noise_std``.
+
+Two samplers: ``"tmcmc"`` (default; :mod:`uqkit.calibration.tmcmc`), which gives the log
+evidence, parallelises each stage's runs like any Monte Carlo, and finds separated modes in
+proportion to their mass; and ``"emcee"``, the affine-invariant ensemble sampler of the emcee
+package (Foreman-Mackey et al. 2013), good for correlated single-mode posteriors but
+unsuitable for separated modes: its walkers cannot cross between them, so the modes' weights
+come out as the walkers happened to start, not as their mass.
+
+A failed model run is a sample of zero likelihood: counted (``failed_runs``), never a crash.
+
+May import the rest of :mod:`uqkit`.
+"""
+import os
+import time
+
+import numpy as np
+from scipy import special
+
+from .likelihood import gaussian_log_likelihood
+from .posterior import Posterior
+from .tmcmc import tmcmc
+
+#: The samplers of :func:`calibrate`.
+METHODS = ("tmcmc", "emcee")
+#: The name of the noise's standard deviation when it is a sampled parameter.
+NOISE = "noise_std"
+
+
+def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method="tmcmc",
+              use_model_variance=True, executor="local", workers=None, dask=None, store=None,
+              progress=False, **options):
+    """Posterior draws of the inputs of ``model`` given the measurements ``observed``.
+
+    Args:
+        model: a uqkit model (n, d) -> (n, k); or a model with ``predict_with_variance(X) ->
+            (mean, var)``, evaluated in this process.
+        prior: :class:`uqkit.inputs.RandomInputs` over the model's inputs.
+        observed: (k,) measured outputs, or (m, k) for m repeated measurements.
+        noise_std: the measurement noise's standard deviation: a number or (k,) numbers
+            (> 0), or a distribution of it (a spec string or a chaospy distribution on
+            positive values) when it is unknown.
+        n_samples: posterior draws (TMCMC: samples per stage).
+        seed: seed of every random draw.
+        method: ``"tmcmc"`` or ``"emcee"``.
+        use_model_variance: add a surrogate's predictive variance to the noise's.
+        executor, workers, dask, store, progress: as in :func:`uqkit.propagate`; ``store``
+            is a directory of one store per batch of runs.
+        **options: the sampler's: TMCMC ``n_steps`` (3), ``target_cov`` (1.0); emcee
+            ``walkers`` (max(8 p, 32)), ``steps`` (2000), ``burn`` (steps // 2).
+
+    Returns:
+        :class:`uqkit.calibration.posterior.Posterior`.
+
+    Example (a linear model: the exact posterior mean of x is 2.2):
+        >>> from uqkit.inputs import RandomInputs
+        >>> prior = RandomInputs.from_spec({"x": "normal(0, 10)"})
+        >>> post = calibrate(lambda X: 2 * X, prior, [4.4], noise_std=0.1, n_samples=1000,
+        ...                  executor="serial")
+        >>> round(float(post.mean()[0]), 2), post.names
+        (2.2, ('x',))
+    """
+    t0 = time.perf_counter()
+    from ..inputs import RandomInputs
+
+    if not isinstance(prior, RandomInputs):
+        raise ValueError(f"prior must be a uqkit.inputs.RandomInputs, got "
+                         f"{type(prior).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got method={method!r}")
+    Y = _observed(observed)
+    noise = _noise(noise_std, Y.shape[1])
+    names = prior.names + ((NOISE,) if noise.sampled else ())
+    rng = np.random.default_rng(seed)
+    with _Evaluator(model, prior, Y, noise, use_model_variance, executor, workers, dask,
+                    store, progress) as evaluate:
+        if method == "tmcmc":
+            allowed = {"n_steps", "target_cov"}
+            _check_options(options, allowed, method)
+            res = tmcmc(evaluate, len(names), n_samples, rng, **options)
+            u, extra, log_evidence = res.u, res.extra, res.log_evidence
+            diagnostics = {"stages": res.stages}
+        else:
+            u, extra, diagnostics = _emcee(evaluate, len(names), n_samples, rng, options)
+            log_evidence = None
+        x = evaluate.to_inputs(u)
+        sigma = extra[:, -1:] if noise.sampled else noise.std[None, :]
+        info = {"noise": noise.describe()}
+        if evaluate.variance_used:
+            var = extra[:, Y.shape[1]:2 * Y.shape[1]]
+            info["model_variance_share"] = float(np.mean(var / (var + sigma ** 2)))
+        samples = np.column_stack([x, sigma[:, 0]]) if noise.sampled else x
+        return Posterior(names, samples, extra[:, :Y.shape[1]], Y, evaluate.output_names,
+                         log_evidence, evaluate.runs, evaluate.failed, method,
+                         time.perf_counter() - t0, diagnostics, info,
+                         noise_std=np.broadcast_to(sigma, (len(u), Y.shape[1])))
+
+
+def _check_options(options, allowed, method):
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for method {method!r}; options: "
+                         f"{sorted(allowed)}")
+
+
+def _observed(observed):
+    Y = np.asarray(observed, dtype=float)
+    Y = Y[None, :] if Y.ndim == 1 else Y
+    if Y.ndim != 2 or Y.size == 0:
+        raise ValueError(f"observed must be a (k,) vector or an (m, k) array of measurements, "
+                         f"got shape {np.shape(observed)}")
+    if not np.isfinite(Y).all():
+        raise ValueError(f"observed holds non-finite values: {Y[~np.isfinite(Y)][:3]}")
+    return Y
+
+
+class _Noise:
+    """The measurement noise: known standard deviations (k,), or a distribution of one."""
+
+    def __init__(self, std=None, dist=None, spec=None):
+        self.std, self.dist, self.spec = std, dist, spec
+        self.sampled = dist is not None
+
+    def describe(self):
+        return {"sampled": self.sampled, "prior": str(self.spec)} if self.sampled else \
+            {"sampled": False, "std": self.std.tolist()}
+
+
+def _noise(noise_std, k):
+    import chaospy
+
+    if isinstance(noise_std, (str, tuple, chaospy.Distribution)):
+        from ..distributions import parse_distribution
+
+        dist = noise_std if isinstance(noise_std, chaospy.Distribution) else \
+            parse_distribution(noise_std, NOISE)
+        lower = float(dist.lower[0]) if np.ndim(dist.lower) else float(dist.lower)
+        if lower < 0:
+            raise ValueError(f"noise_std's distribution {noise_std!r} puts mass below 0 "
+                             f"(lower bound {lower:g}); a standard deviation is positive")
+        return _Noise(dist=dist, spec=noise_std)
+    std = np.broadcast_to(np.asarray(noise_std, dtype=float), (k,)) \
+        if np.ndim(noise_std) == 0 or np.shape(noise_std) == (k,) else None
+    if std is None:
+        raise ValueError(f"noise_std must be a number, {k} numbers (one per output) or a "
+                         f"distribution; got shape {np.shape(noise_std)}")
+    if not (np.isfinite(std).all() and (std > 0).all()):
+        raise ValueError(f"noise_std must be > 0 and finite, got {np.asarray(noise_std)!r}")
+    return _Noise(std=np.array(std))
+
+
+class _Evaluator:
+    """The log-likelihood of standard normal points: inputs and noise from u, the model's
+    outputs (one propagate per batch, or a surrogate's mean and variance in this process),
+    the Gaussian likelihood. Counts runs and failures."""
+
+    def __init__(self, model, prior, Y, noise, use_variance, executor, workers, dask, store,
+                 progress):
+        self.model, self.prior, self.Y, self.noise = model, prior, Y, noise
+        self.variance_used = bool(use_variance) and hasattr(model, "predict_with_variance")
+        self.execution = {"executor": executor, "workers": workers, "dask": dask}
+        self.store, self.progress = store, progress
+        self.runs = self.failed = self.batches = 0
+        self.output_names = tuple(getattr(model, "output_names", ()) or
+                                  (f"y{c}" for c in range(Y.shape[1])))
+        self._runner = None
+
+    def __enter__(self):
+        if not self.variance_used:
+            from ..evaluation import ModelRunner
+
+            self._runner = ModelRunner(self.model, self.prior, **self.execution).__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._runner is not None:
+            self._runner.__exit__(*exc)
+        return False
+
+    def to_inputs(self, u):
+        from ..evaluation import u_to_x
+
+        return u_to_x(self.prior, u[:, :self.prior.dim])
+
+    def _sigma(self, u):
+        if not self.noise.sampled:
+            return self.noise.std[None, :]
+        p = special.ndtr(u[:, -1])
+        return np.asarray(self.noise.dist.inv(p), dtype=float).reshape(-1, 1)
+
+    def _outputs(self, X):
+        """(n, k) outputs (NaN rows failed) and (n, k) variances or None."""
+        k = self.Y.shape[1]
+        if self.variance_used:
+            mean, var = self.model.predict_with_variance(X)
+            mean = np.asarray(mean, dtype=float).reshape(len(X), -1)
+            if var is None:  # a surrogate without a predictive variance
+                self.variance_used = False
+            else:
+                var = np.asarray(var, dtype=float).reshape(len(X), -1)
+        else:
+            from .. import propagate
+            from ..sampling import Samples
+
+            store = None if self.store is None else \
+                os.path.join(os.fspath(self.store), f"batch-{self.batches:05d}")
+            res = propagate(self.model, Samples(X, self.prior.names),
+                            executor=self._runner.pool, store=store, progress=self.progress)
+            mean, var = res.outputs, None
+        self.batches += 1
+        if mean.shape[1] != k:
+            raise ValueError(f"the model gives {mean.shape[1]} outputs but observed has {k} "
+                             "columns (one per output)")
+        return mean, var
+
+    def __call__(self, u):
+        X = self.to_inputs(u)
+        F, V = self._outputs(X)
+        sigma = self._sigma(u)
+        ll = gaussian_log_likelihood(self.Y, F, sigma ** 2, V)
+        self.runs += len(u)
+        self.failed += int((~np.isfinite(F).all(axis=1)).sum())
+        parts = [F] + ([V] if V is not None else []) + ([sigma] if self.noise.sampled else [])
+        return ll, np.column_stack(parts)
+
+
+def _emcee(evaluate, dim, n_samples, rng, options):
+    """The emcee ensemble sampler in standard normal space; its draws' u, extra and
+    diagnostics."""
+    try:
+        import emcee
+    except ImportError:
+        raise ImportError("method='emcee' needs the emcee package (pip install emcee)") \
+            from None
+    _check_options(options, {"walkers", "steps", "burn"}, "emcee")
+    walkers = int(options.get("walkers", max(8 * dim, 32)))
+    steps = int(options.get("steps", 2000))
+    burn = int(options.get("burn", steps // 2))
+    if walkers < 2 * dim or walkers % 2 or not 0 <= burn < steps:
+        raise ValueError(f"emcee needs an even walkers >= 2 p = {2 * dim} and 0 <= burn < "
+                         f"steps; got walkers={walkers}, steps={steps}, burn={burn}")
+
+    def log_prob(u):  # emcee reads each walker's (log density, *blobs)
+        ll, extra = evaluate(u)
+        return [(lp, *row) for lp, row in zip(-0.5 * (u ** 2).sum(axis=1) + ll, extra)]
+
+    sampler = emcee.EnsembleSampler(walkers, dim, log_prob, vectorize=True)
+    sampler.random_state = np.random.RandomState(int(rng.integers(2 ** 31))).get_state()
+    start = rng.standard_normal((walkers, dim))
+    sampler.run_mcmc(start, steps, progress=False)
+    chain = sampler.get_chain(discard=burn)  # (steps, walkers, p)
+    blobs = np.asarray(sampler.get_blobs(discard=burn), dtype=float)
+    # every walker at evenly spaced steps (thinning the flat chain would keep a few walkers)
+    rows = np.unique(np.linspace(0, len(chain) - 1, -(-n_samples // walkers)).round()
+                     .astype(int))
+    u = chain[rows].reshape(-1, dim)[:n_samples]
+    extra = blobs[rows].reshape(len(rows) * walkers, -1)[:n_samples]
+    tau = sampler.get_autocorr_time(discard=burn, quiet=True)
+    return u, extra, {
+        "acceptance": float(sampler.acceptance_fraction.mean()),
+        "autocorrelation_steps": tau.tolist(), "walkers": walkers, "steps": steps,
+        "burn": burn, "effective_draws": float(walkers * (steps - burn) / np.max(tau))}
