@@ -13,6 +13,7 @@ TINY = {
     "surrogate_save_reuse.py": ["--n-train", "32", "--n-mc", "500", "--epochs", "20"],
     "sensitivity_reliability.py": ["--n", "16", "--candidates", "2000"],
     "calculix_cantilever.py": ["--n", "40", "--sobol-n", "16", "--out", "results"],
+    "calibration_from_measurements.py": ["--n-samples", "200", "--out", "results"],
 }
 #: A line each example must print (its answer, not just anything).
 EXPECT = {
@@ -21,6 +22,7 @@ EXPECT = {
     "surrogate_save_reuse.py": "epistemic 95% band of the mean",
     "sensitivity_reliability.py": "active learning (GP): pf ",
     "calculix_cantilever.py": "run by run, CalculiX / beam theory with shear: 0.997",
+    "calibration_from_measurements.py": "E t: posterior mean ",
 }
 #: Examples that need a program: name -> (program, how to install it).
 NEEDS = {"calculix_cantilever.py": ("ccx", "apt-get install calculix-ccx")}
