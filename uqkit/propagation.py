@@ -233,8 +233,9 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
         dask: Dask scheduler address; implies ``executor="dask"``.
         chunk_size: rows per task (default: the store's, for an existing store, else the
             model's ``chunk_size`` attribute, else :func:`default_chunk_size`). A store keeps
-            its chunk size, so that a larger sample of the same draws adds chunks to it; a store started with a tiny pilot sample has
-            tiny chunks, so give a chunk size, or use a new store, for a much larger run.
+            its chunk size, so that a larger sample of the same draws adds chunks to it; a
+            store started with a tiny pilot sample has tiny chunks, so give a chunk size, or
+            use a new store, for a much larger run.
         store: a directory: finished chunks are saved there and reloaded on a rerun; the
             directory is locked while the run lasts. It may hold a shorter or longer sample of
             the same draws: a larger n computes only the new rows, a smaller one loads a

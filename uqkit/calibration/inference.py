@@ -172,7 +172,10 @@ class _Evaluator:
     def __init__(self, model, prior, Y, noise, use_variance, executor, workers, dask, store,
                  progress):
         self.model, self.prior, self.Y, self.noise = model, prior, Y, noise
-        self.variance_used = bool(use_variance) and hasattr(model, "predict_with_variance")
+        # a surrogate with a predictive variance runs in this process; variance_used turns
+        # False if it has none after all (a surrogate without return_std)
+        self.in_process = bool(use_variance) and hasattr(model, "predict_with_variance")
+        self.variance_used = self.in_process
         self.execution = {"executor": executor, "workers": workers, "dask": dask}
         self.store, self.progress = store, progress
         self.runs = self.failed = self.batches = 0
@@ -181,7 +184,7 @@ class _Evaluator:
         self._runner = None
 
     def __enter__(self):
-        if not self.variance_used:
+        if not self.in_process:
             from ..evaluation import ModelRunner
 
             self._runner = ModelRunner(self.model, self.prior, **self.execution).__enter__()
@@ -206,7 +209,7 @@ class _Evaluator:
     def _outputs(self, X):
         """(n, k) outputs (NaN rows failed) and (n, k) variances or None."""
         k = self.Y.shape[1]
-        if self.variance_used:
+        if self.in_process:
             mean, var = self.model.predict_with_variance(X)
             mean = np.asarray(mean, dtype=float).reshape(len(X), -1)
             if var is None:  # a surrogate without a predictive variance

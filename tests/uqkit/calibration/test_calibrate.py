@@ -209,3 +209,16 @@ def test_bad_input_is_refused_naming_the_value(kw, message):
     options = {k: v for k, v in kw.items() if k not in args}
     with pytest.raises(ValueError, match=message):
         calibrate(**args, n_samples=100, executor="serial", **options)
+
+
+def test_a_surrogate_without_a_predictive_variance_is_calibrated_on_its_means():
+    from sklearn.linear_model import LinearRegression
+
+    from uqkit.adapters import SurrogateModel
+
+    X = np.random.default_rng(10).normal(size=(50, 2))
+    model = SurrogateModel(LinearRegression().fit(X, linear(X)))  # exact: the model is linear
+    post = calibrate(model, _prior(), Y, NOISE, n_samples=1000, seed=11)
+    exact = calibrate(linear, _prior(), Y, NOISE, n_samples=1000, seed=11, executor="serial")
+    assert "model_variance_share" not in post.info
+    assert np.allclose(post.samples, exact.samples, atol=1e-6)
