@@ -106,13 +106,20 @@ def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
 
 
 def worker_init(parent_pid, threads=1, code_key=None):
-    """Initializer of every local worker: thread caps, SIGINT ignored, parent watchdog.
+    """Initializer of every local worker: thread caps, SIGINT ignored, SIGTERM ends the
+    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog.
     ``code_key`` only tells pools apart (see :func:`local_executor`)."""
     import signal
 
     pin_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _end_worker)
     watch_parent(parent_pid)
+
+
+def _end_worker(signum, frame):
+    kill_child_groups()
+    os._exit(1)
 
 
 def cpu_count():
@@ -283,15 +290,48 @@ def release_workers():
 
 
 def stop_executor(ex, wait=True):
-    """Shut a pool down; ``wait=False`` kills its workers at once (after an interrupt)."""
+    """Shut a pool down; ``wait=False`` kills its workers at once (after an interrupt), and
+    every process they started (an external program's solver, in a session of its own)."""
     if isinstance(ex, SerialExecutor):
         return
     from loky import ProcessPoolExecutor
 
     if isinstance(ex, ProcessPoolExecutor):
+        if not wait:
+            _end_workers(list(getattr(ex, "_processes", {}).values()))
         ex.shutdown(wait=wait, kill_workers=not wait)
     else:
         ex.shutdown(wait=wait, cancel_futures=True)
+
+
+#: Seconds a worker has to end itself on SIGTERM before it is killed.
+WORKER_GRACE = 2.0
+
+
+def _end_workers(processes, grace=WORKER_GRACE):
+    """End a pool's workers now, here rather than in loky's manager thread (a process that
+    exits right after may not leave it the time): SIGTERM first, on which a worker kills the
+    programs it runs (in sessions of their own, out of reach of a process-tree kill that
+    races their start) and exits; then, after ``grace`` seconds, SIGKILL to what is left and
+    its descendants."""
+    import signal
+    import time
+
+    from loky.backend.utils import kill_process_tree
+
+    for process in processes:
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+        except OSError:  # already gone
+            pass
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            try:
+                kill_process_tree(process)
+            except (OSError, ValueError):  # gone meanwhile
+                pass
 
 
 @contextmanager
