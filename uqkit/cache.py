@@ -45,9 +45,10 @@ def jsonable(obj, finite=False):
     return obj
 
 
-def write_json(path, obj):
-    """Write JSON atomically (the user's umask applies)."""
-    body = json.dumps(jsonable(obj), indent=1).encode()
+def write_json(path, obj, finite=False):
+    """Write JSON atomically (the user's umask applies); ``finite``: NaN and infinities as
+    null (strict JSON, for other programs to read)."""
+    body = json.dumps(jsonable(obj, finite), indent=1).encode()
     atomic_write(path, lambda fh: fh.write(body))
 
 

@@ -98,8 +98,7 @@ def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
 
         while True:
             if os.getppid() != parent_pid:
-                kill_child_groups()
-                os._exit(1)
+                end_worker()
             time.sleep(interval)
 
     threading.Thread(target=watch, name="uqkit-parent-watchdog", daemon=True).start()
@@ -113,11 +112,13 @@ def worker_init(parent_pid, threads=1, code_key=None):
 
     pin_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _end_worker)
+    signal.signal(signal.SIGTERM, end_worker)
     watch_parent(parent_pid)
 
 
-def _end_worker(signum, frame):
+def end_worker(signum=None, frame=None):
+    """End this process at once, and the programs it runs (:func:`kill_child_groups`): a
+    worker's SIGTERM handler and its watchdog's end."""
     kill_child_groups()
     os._exit(1)
 

@@ -14,12 +14,12 @@ A bad file or option exits with code 2 and one line naming the bad value.
 
 May import the rest of :mod:`uqkit`.
 """
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from ..cache import write_json
 from ..cli import UsageError, check_output_dir
 
 
@@ -75,7 +75,7 @@ def _run(args):
                     settings={"seed": sampling["seed"], "rule": sampling["rule"]}, **execution)
     res.to_csv(out / "runs.csv")
     summary = _summary(res)
-    _write(out / "summary.json", summary)
+    write_json(out / "summary.json", summary, finite=True)
     print(res.summary())
     _print_statistics(summary)
     if config.sobol is not None:
@@ -118,7 +118,7 @@ def _sobol(config, out, execution):
     s = sobol_indices(config.model, config.inputs, n=config.sobol["n"],
                       bootstrap=config.sobol["bootstrap"], seed=config.sobol["seed"],
                       store=out / "sobol-store", **execution)
-    _write(out / "sobol.json", s.to_dict())
+    write_json(out / "sobol.json", s.to_dict(), finite=True)
     names = config.model.output_names
     for j, output in enumerate(names):
         first = s.first if s.first.ndim == 1 else s.first[:, j]
@@ -138,14 +138,8 @@ def _failure(config, out, execution):
     options = {k: v for k, v in settings.items() if k not in FAILURE_KEYS}
     r = failure_probability(g, config.inputs, method=settings["method"], seed=settings["seed"],
                             store=out / "failure-store", **execution, **options)
-    _write(out / "failure.json", r.to_dict())
+    write_json(out / "failure.json", r.to_dict(), finite=True)
     side = f"< {settings['below']}" if "below" in settings else f"> {settings['above']}"
     ci = f" [{r.ci[0]:.3g}, {r.ci[1]:.3g}]" if np.isfinite(r.ci).all() else ""
     print(f"P[{settings['output']} {side}] = {r.pf:.4g}{ci} by {r.method} "
           f"({r.model_runs} runs)")
-
-
-def _write(path, obj):
-    from ..cache import jsonable
-
-    path.write_text(json.dumps(jsonable(obj, finite=True), indent=1) + "\n")

@@ -147,10 +147,6 @@ class DeckTemplate:
             raise TemplateError(f"{rel}, line {line}: the placeholder {unknown[0]!r} names no "
                                 f"input or constant (known: {', '.join(sorted(names))})")
 
-    def unused(self, names):
-        """The ``names`` that no template uses."""
-        return [n for n in names if n not in self.variables]
-
     def digest(self):
         """SHA-256 of every file (path and bytes), the render patterns and the options."""
         h = hashlib.sha256(repr((self.render, sorted(self.options.items()), self.static,
