@@ -57,7 +57,7 @@ def main(argv=None):
     train_s = time.perf_counter() - t0
 
     from surrogates import fit_many
-    from surrogates.bdl import _torch_threads
+    from surrogates.bdl.runtime import torch_threads as _torch_threads
 
     t0 = time.perf_counter()
     fit_many([BDL(**dict(settings, seed=k), n_samples=1, num_threads=args.threads,

@@ -63,7 +63,7 @@ def timed(model_class):
 def overhead(n, workers):
     from uqkit import propagate
     from uqkit.external import ExternalModel, Regex
-    from uqkit.sampling import Samples
+    from uqkit.inputs.sampling import Samples
 
     folder = pathlib.Path(tempfile.mkdtemp())
     (folder / "deck.inp").write_text("*HEADING\nx = {{ x }}\n")

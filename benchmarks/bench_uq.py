@@ -17,10 +17,10 @@ import warnings
 import numpy as np
 from scipy import special
 
-from uqkit.benchmark_problems import FOUR_BRANCH_PF, four_branch, hyperplane, ishigami
-from uqkit.benchmark_problems import ishigami_indices as ishigami_exact
-from uqkit.benchmark_problems import ishigami_inputs
-from uqkit.benchmark_problems import standard_normals as normals
+from uqkit.reliability.problems import FOUR_BRANCH_PF, four_branch, hyperplane, ishigami
+from uqkit.reliability.problems import ishigami_indices as ishigami_exact
+from uqkit.reliability.problems import ishigami_inputs
+from uqkit.reliability.problems import standard_normals as normals
 from uqkit.reliability import failure_probability
 from uqkit.sensitivity import sobol_indices
 

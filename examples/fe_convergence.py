@@ -6,7 +6,7 @@ mesh-converged answer.
 import argparse
 
 from fem import Membrane, convergence
-from fem.membrane import STRAIN_LIMIT
+from fem import STRAIN_LIMIT
 
 
 def main(argv=None):

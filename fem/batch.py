@@ -3,7 +3,7 @@
 Each row runs exactly the solve of :meth:`fem.Membrane.solve`, hence batch results equal
 one-by-one results bit for bit. The rows' systems (element derivatives, stiffness tables,
 loads, Ritz shape, starting states, probes) are built a block at a time by
-:func:`fem.membrane.stacked_systems`, which :meth:`fem.Membrane.system` calls with one row,
+:func:`fem.system.stacked_systems`, which :meth:`fem.Membrane.system` calls with one row,
 and a numba loop solves chunks of rows (the solver releases the GIL, so a thread pool keeps
 every core busy). Built and dispatched row by row from Python, a 20 x 10 solve spent ~0.4 of
 its ~2 ms outside the solver.
@@ -16,9 +16,11 @@ import numpy as np
 from numba import njit
 
 from . import newton as _newton
-from .membrane import DEFAULT_PROBES, Membrane, solver_settings, stacked_systems
+from .membrane import DEFAULT_PROBES, Membrane
+from .newton import solver_settings
 from .presets import PAPER_PROBES_RELATIVE
-from .start import start_for
+from .start import reference_starts, start_for
+from .system import stacked_systems
 
 #: Column order of a batch input row.
 COLUMNS = ("l", "b", "t", "E", "nu")
@@ -141,8 +143,10 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
     try:
         for first in range(0, len(rows), block):
             part = rows[first:first + block]
+            starts = (reference_starts(arr[part], p, nx, ny, edges) if start == "reference"
+                      else None)
             system = tuple(stacked_systems(arr[part], p, nx, ny, edges, probes,
-                                           probe_frame, start).values())
+                                           probe_frame, starts).values())
             out = (np.full((len(part), nprobe), np.nan), np.empty(len(part), dtype=np.int64),
                    np.empty(len(part), dtype=np.int64), np.empty(len(part), dtype=np.int64))
 
@@ -186,7 +190,7 @@ def _solve_rows(lo, hi, conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight,
                 c33, fext, phi, start, probe_nodes, probe_shape, paper, n_increments, abs_tol,
                 rtol, max_iter, start_scale, max_cuts, max_path, w, status, increments,
                 iterations):
-    """Solve rows lo..hi-1 of stacked systems (:func:`fem.membrane.stacked_systems`) with
+    """Solve rows lo..hi-1 of stacked systems (:func:`fem.system.stacked_systems`) with
     :func:`fem.newton.solve_path`; writes each row's final probe deflections (if it
     converged), status and cost counters."""
     for i in range(lo, hi):

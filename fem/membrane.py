@@ -4,25 +4,24 @@ Units are any consistent set: lengths l, b, t and displacements in one length un
 in force per L^2 (the paper's example uses l ~ 2, b ~ 1, t ~ 0.0015, E ~ 210, p = 100, and
 deflections come out of order 1).
 """
-import math
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
 from . import newton as _newton
-from .element import gauss_derivatives, shape_functions, stiffness_tables
-from .mesh import EDGE_CONDITIONS, EDGES, build_topology, locate, locate_relative
+from .mesh import normalise_edges, topology
+from .newton import MODES, solver_settings  # noqa: F401 - MODES: this module's API
 from .presets import PAPER_PROBES, PAPER_PROBES_RELATIVE
 from .start import check_start, reference_starts, start_for
+from .system import row_system, stacked_systems
+from .validation import check_finite, check_int, check_positive
 
 #: Default probe points (x, y) in the reference configuration: the paper's.
 DEFAULT_PROBES = PAPER_PROBES
 #: How probe coordinates are read: points (x, y) in length units, or fractions (x / l, y / b)
 #: of the sides, which follow the mesh as l and b vary.
 PROBE_FRAMES = ("physical", "relative")
-MODES = ("fast", "paper")
 
 
 #: Largest principal Green-Lagrange strain for which St. Venant-Kirchhoff is taken as valid
@@ -52,146 +51,6 @@ def physical_memory_bytes():
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
         return None
-
-
-def _check_positive(name, value):
-    _check_finite(name, value)
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {name}={value!r}")
-
-
-def _check_finite(name, value):
-    try:
-        ok = math.isfinite(float(value))
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number, got {name}={value!r}") from None
-    if not ok:
-        raise ValueError(f"{name} must be a finite number, got {name}={value!r}")
-
-
-def _check_int(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
-
-
-def normalise_edges(edges):
-    """Edge conditions as a dict over all four edges.
-
-    ``edges`` is one condition for all edges (``"clamped"`` or ``"w"``) or a dict naming some
-    edges (the rest stay clamped).
-    """
-    if isinstance(edges, str):
-        edges = dict.fromkeys(EDGES, edges)
-    out = dict.fromkeys(EDGES, "clamped")
-    for name, cond in dict(edges).items():
-        if name not in EDGES:
-            raise ValueError(f"unknown edge {name!r}; edges are {EDGES}")
-        if cond not in EDGE_CONDITIONS:
-            raise ValueError(f"edge {name!r}: unknown condition {cond!r}; use one of "
-                             f"{EDGE_CONDITIONS}")
-        out[name] = cond
-    clamped = [n for n in EDGES if out[n] == "clamped"]
-    if not clamped:
-        raise ValueError("at least one edge must be clamped, or in-plane rigid motion is free: "
-                         f"edges={out}")
-    return out
-
-
-def solver_settings(mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter=None,
-                    start_scale=1.0):
-    """Validated keyword arguments of :func:`fem.newton.solve_path` for a solve mode (see
-    :meth:`Membrane.solve`)."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got mode={mode!r}")
-    paper = mode == "paper"
-    if increments is None:
-        increments = 400 if paper else 1
-    _check_int("increments", increments)
-    if max_iter is None:
-        max_iter = 100 if paper else 30
-    _check_int("max_iter", max_iter)
-    _check_positive("rtol", rtol)
-    _check_positive("tol", tol)
-    _check_positive("start_scale", start_scale)
-    max_cuts = 40
-    # room for the unloaded state, every step and, in fast mode, the extra steps that follow
-    # cut-backs (the halved steps double back after a success; 4 per cut is generous)
-    max_path = increments + 1 if paper else increments + 4 * max_cuts + 2
-    return dict(paper=paper, n_increments=int(increments), abs_tol=float(tol), rtol=float(rtol),
-                max_iter=int(max_iter), start_scale=float(start_scale), max_cuts=max_cuts,
-                max_path=int(max_path))
-
-
-@lru_cache(maxsize=32)
-def _topology(nx, ny, edges_key):
-    return build_topology(nx, ny, dict(edges_key))
-
-
-#: Keys of :func:`stacked_systems` shared by every row (the mesh); the rest are per row.
-SHARED_SYSTEM_KEYS = ("conn", "elem_eq", "free_dofs", "bandwidth")
-
-
-def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="physical",
-                    start="reference"):
-    """The arguments of :func:`fem.newton.solve_path` for n membranes (l, b, t, E, nu) of one
-    mesh, load and probes, stacked along a first axis (but the mesh's, ``SHARED_SYSTEM_KEYS``):
-    element derivatives and stiffness tables, materials, the consistent load, the Ritz shape,
-    the starting states (``start="reference"``: :func:`fem.start.reference_starts`;
-    ``"ritz"``: none, (n, 0)) and the probes' nodes and weights. Rows must be valid inputs
-    (:class:`Membrane` checks them); :meth:`Membrane.system` is this with one row, so a batch
-    solves every row exactly as one by one.
-    """
-    check_start(start)
-    rows = [tuple(map(float, r)) for r in rows]
-    n, p = len(rows), float(p)
-    edges = normalise_edges(edges)
-    topo = _topology(nx, ny, tuple(sorted(edges.items())))
-    relative = probe_frame == "relative"
-    probes = dict((PAPER_PROBES_RELATIVE if relative else DEFAULT_PROBES)
-                  if probes is None else probes)
-    ls = np.array([r[0] for r in rows])
-    bs = np.array([r[1] for r in rows])
-    hx, hy = ls / nx, bs / ny
-    dndx, dndy, weight = gauss_derivatives(hx, hy)
-    # per row in Python floats, as the one-row build always did
-    cs = [E * t / (1.0 - nu ** 2) for _, _, t, E, nu in rows]
-    c11 = np.array(cs)
-    c12 = np.array([c * r[4] for c, r in zip(cs, rows)])
-    c33 = np.array([c * 0.5 * (1.0 - r[4]) for c, r in zip(cs, rows)])
-    ktab = stiffness_tables(dndx, dndy, weight, c11[:, None, None], c12[:, None, None],
-                            c33[:, None, None])
-    free_dofs = np.nonzero(topo.eq >= 0)[0]
-    # consistent nodal load of -p on the reference area (int N_a dA = hx hy / 4), summed
-    # element by element at each node: the running sums of np.add.at
-    uses = np.bincount(topo.conn.ravel(), minlength=topo.nnode)
-    v = -p * hx * hy / 4.0
-    partial = np.zeros((uses.max() + 1, n))
-    for k in range(1, uses.max() + 1):
-        partial[k] = partial[k - 1] + v
-    fext_full = np.zeros((n, 3 * topo.nnode))
-    fext_full[:, 2::3] = partial[uses].T
-    # the Ritz bulge on each row's own reference coordinates
-    xi = topo.node_ij[:, 0] * hx[:, None] / ls[:, None]
-    eta = topo.node_ij[:, 1] * hy[:, None] / bs[:, None]
-    phi = 16.0 * xi * (1.0 - xi) * eta * (1.0 - eta)
-    starts = (reference_starts(rows, p, nx, ny, edges) if start == "reference"
-              else np.empty((n, 0)))
-    nprobe = len(probes)
-    probe_nodes = np.empty((n, nprobe, 4), dtype=np.int64)
-    probe_shape = np.empty((n, nprobe, 4))
-    for i, (l, b, *_rest) in enumerate(rows):
-        if relative and i:  # fractions of the sides: the same nodes and weights
-            probe_nodes[i], probe_shape[i] = probe_nodes[0], probe_shape[0]
-            continue
-        for k, (x, y) in enumerate(probes.values()):
-            ei, ej, pxi, peta = (locate_relative(x, y, nx, ny) if relative
-                                 else locate(x, y, l, b, nx, ny))
-            probe_nodes[i, k] = topo.conn[ei * ny + ej]
-            probe_shape[i, k] = shape_functions(pxi, peta)
-    return dict(conn=topo.conn, elem_eq=topo.elem_eq, free_dofs=free_dofs,
-                bandwidth=topo.bandwidth, dndx=dndx, dndy=dndy, weight=weight, ktab=ktab,
-                c11=c11, c12=c12, c33=c33, fext=np.ascontiguousarray(fext_full[:, free_dofs]),
-                phi=phi, start=starts, probe_nodes=probe_nodes, probe_shape=probe_shape)
 
 
 @dataclass
@@ -316,13 +175,13 @@ class Membrane:
     def __init__(self, l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3, p=100.0, nx=20, ny=10,
                  edges="clamped", probes=None, probe_frame="physical"):
         for name, value in (("l", l), ("b", b), ("t", t), ("E", E)):
-            _check_positive(name, value)
-        _check_finite("nu", nu)
+            check_positive(value, name)
+        check_finite(nu, "nu")
         if not -1.0 < nu < 0.5:
             raise ValueError(f"nu must lie in (-1, 0.5), got nu={nu!r}")
-        _check_finite("p", p)
-        _check_int("nx", nx)
-        _check_int("ny", ny)
+        check_finite(p, "p")
+        check_int(nx, "nx")
+        check_int(ny, "ny")
         if nx < 2 or ny < 2:
             raise ValueError(f"the mesh needs at least 2 x 2 elements, so that a node lies "
                              f"inside the edges, got nx={nx}, ny={ny}")
@@ -345,8 +204,8 @@ class Membrane:
             if len(xy) != 2:
                 raise ValueError(f"probe {name} must be an (x, y) pair, got {xy!r}")
             x, y = xy
-            _check_finite(f"probe {name} x", x)
-            _check_finite(f"probe {name} y", y)
+            check_finite(x, f"probe {name} x")
+            check_finite(y, f"probe {name} y")
             if relative and not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
                 raise ValueError(f"relative probe {name}=({x}, {y}) must lie in [0, 1] x [0, 1] "
                                  "(fractions of l and b)")
@@ -367,16 +226,17 @@ class Membrane:
 
     @property
     def topology(self):
-        return _topology(self.nx, self.ny, tuple(sorted(self.edges.items())))
+        return topology(self.nx, self.ny, tuple(sorted(self.edges.items())))
 
     def system(self, start="reference"):
         """The arrays :func:`fem.newton.solve_path` takes (geometry, material, load and
         starting state): :func:`stacked_systems` of this one membrane."""
-        stacked = stacked_systems([(self.l, self.b, self.t, self.E, self.nu)], self.p,
-                                  self.nx, self.ny, self.edges, self.probes, self.probe_frame,
-                                  start)
-        return {k: (v if k in SHARED_SYSTEM_KEYS else float(v[0]) if v.ndim == 1 else v[0])
-                for k, v in stacked.items()}
+        check_start(start)
+        row = (self.l, self.b, self.t, self.E, self.nu)
+        starts = (reference_starts([row], self.p, self.nx, self.ny, self.edges)
+                  if start == "reference" else None)
+        return row_system(stacked_systems([row], self.p, self.nx, self.ny, self.edges,
+                                          self.probes, self.probe_frame, starts))
 
     def solve(self, mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter=None,
               start_scale=1.0, start="reference"):

@@ -5,6 +5,7 @@ at most ``min(nx, ny) + 2`` in number and the stiffness matrix has a narrow band
 carries three unknowns (u, v, w) in that order; constrained unknowns get no equation.
 """
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -122,3 +123,33 @@ def locate(x, y, l, b, nx, ny):
     xi = 2.0 * (x - i * hx) / hx - 1.0
     eta = 2.0 * (y - j * hy) / hy - 1.0
     return i, j, xi, eta
+
+
+def normalise_edges(edges):
+    """Edge conditions as a dict over all four edges.
+
+    ``edges`` is one condition for all edges (``"clamped"`` or ``"w"``) or a dict naming some
+    edges (the rest stay clamped).
+    """
+    if isinstance(edges, str):
+        edges = dict.fromkeys(EDGES, edges)
+    out = dict.fromkeys(EDGES, "clamped")
+    for name, cond in dict(edges).items():
+        if name not in EDGES:
+            raise ValueError(f"unknown edge {name!r}; edges are {EDGES}")
+        if cond not in EDGE_CONDITIONS:
+            raise ValueError(f"edge {name!r}: unknown condition {cond!r}; use one of "
+                             f"{EDGE_CONDITIONS}")
+        out[name] = cond
+    clamped = [n for n in EDGES if out[n] == "clamped"]
+    if not clamped:
+        raise ValueError("at least one edge must be clamped, or in-plane rigid motion is free: "
+                         f"edges={out}")
+    return out
+
+
+@lru_cache(maxsize=32)
+def topology(nx, ny, edges_key):
+    """The :class:`MeshTopology` of an nx x ny mesh with ``edges_key`` (the sorted items of
+    :func:`normalise_edges`), built once per process."""
+    return build_topology(nx, ny, dict(edges_key))

@@ -28,6 +28,7 @@ from numba import njit
 
 from .assembly import assemble
 from .banded import cholesky_banded, solve_cholesky_banded
+from .validation import check_int, check_positive
 
 #: Status codes returned by :func:`solve_path`.
 OK = 0
@@ -255,7 +256,7 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
     the converged increments (row 0 is the unloaded state) and ``increments`` counts them;
     ``iterations`` counts every Newton iteration, those of a failed path from ``start`` too.
     ``max_path`` bounds the recorded path (the unloaded state included); a path that would
-    grow longer stops with :data:`PATH_FULL` (see :func:`fem.membrane.solver_settings` for a
+    grow longer stops with :data:`PATH_FULL` (see :func:`solver_settings` for a
     capacity that is always enough).
 
     Numba compiles a function once for every literal value a call passes it (``True`` and
@@ -324,3 +325,32 @@ def solve_path(conn, elem_eq, free_dofs, bandwidth, dndx, dndy, weight, ktab, c1
     if status != OK:
         _copy(U, U_c)
     return status, U, path_lam[:n_path].copy(), path_w[:n_path].copy(), n_path - 1, total_it
+
+
+#: Solve modes: adaptive increments from a start, or the paper's fixed increments.
+MODES = ("fast", "paper")
+
+
+def solver_settings(mode="fast", increments=None, rtol=1e-10, tol=1e-4, max_iter=None,
+                    start_scale=1.0):
+    """Validated keyword arguments of :func:`fem.newton.solve_path` for a solve mode (see
+    :meth:`fem.Membrane.solve`)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got mode={mode!r}")
+    paper = mode == "paper"
+    if increments is None:
+        increments = 400 if paper else 1
+    check_int(increments, "increments")
+    if max_iter is None:
+        max_iter = 100 if paper else 30
+    check_int(max_iter, "max_iter")
+    check_positive(rtol, "rtol")
+    check_positive(tol, "tol")
+    check_positive(start_scale, "start_scale")
+    max_cuts = 40
+    # room for the unloaded state, every step and, in fast mode, the extra steps that follow
+    # cut-backs (the halved steps double back after a success; 4 per cut is generous)
+    max_path = increments + 1 if paper else increments + 4 * max_cuts + 2
+    return dict(paper=paper, n_increments=int(increments), abs_tol=float(tol), rtol=float(rtol),
+                max_iter=int(max_iter), start_scale=float(start_scale), max_cuts=max_cuts,
+                max_path=int(max_path))

@@ -36,11 +36,18 @@ Example:
     7
     >>> Membrane(l=2, b=1, t=0.0015, E=210, nu=0.3).solve().newton_iterations
     3
+
+Imports: numpy and fem's newton, mesh and system modules (never :mod:`fem.membrane`, which
+imports this one).
 """
 import math
 from functools import lru_cache
 
 import numpy as np
+
+from . import newton
+from .mesh import normalise_edges
+from .system import row_system, stacked_systems
 
 #: How a fast solve starts: from scaled reference solutions or from the Ritz bulge alone.
 STARTS = ("reference", "ritz")
@@ -67,8 +74,6 @@ def reference_starts(rows, p, nx, ny, edges):
     """(n, 3 nnode) starting states for rows (l, b, t, E, nu) of one mesh and load p (see the
     module docstring); a row with no reference (p = 0, or its reference did not converge) gets
     an all-NaN row, which means "start from the Ritz bulge"."""
-    from .membrane import normalise_edges
-
     rows = np.asarray(rows, dtype=float).reshape(-1, 5)
     edges_key = tuple(sorted(normalise_edges(edges).items()))
     out = np.full((len(rows), 3 * (nx + 1) * (ny + 1)), np.nan)
@@ -94,15 +99,12 @@ def reference_starts(rows, p, nx, ny, edges):
 def _reference(nx, ny, edges_key, sign, i_aspect, i_load, i_nu):
     """(q_ref, state) of the reference membrane of a grid point, or None if it did not
     converge."""
-    from . import newton
-    from .membrane import Membrane, solver_settings
-
     aspect = math.exp(i_aspect * LOG_ASPECT_STEP)
     q_ref = math.exp(i_load * LOG_LOAD_STEP)
     nu = min(max(i_nu * NU_STEP, -0.95), 0.45)
-    system = Membrane(aspect, 1.0, 1.0, 1.0 / q_ref, nu, p=sign, nx=nx, ny=ny,
-                      edges=dict(edges_key), probes={}).system("ritz")
-    status, state, *_ = newton.solve_path(**system, **solver_settings())
+    system = row_system(stacked_systems([(aspect, 1.0, 1.0, 1.0 / q_ref, nu)], sign, nx, ny,
+                                        dict(edges_key), probes={}))
+    status, state, *_ = newton.solve_path(**system, **newton.solver_settings())
     if status != newton.OK or not np.all(np.isfinite(state)):
         return None
     state.setflags(write=False)

@@ -75,7 +75,7 @@ class CalibrationStudy:
     paper: bool = False
 
     def __post_init__(self):
-        from uqkit.evaluation import check_float, check_int
+        from uqkit.validation import check_float, check_int
 
         check_float(self.noise, "noise", 0, 1)
         check_int(self.n_measurements, "n_measurements", 1)
@@ -134,7 +134,7 @@ def run(study, log=print):
     ``report.md``)."""
     from uqkit import propagate, sample
     from uqkit.adapters import MembraneModel, SurrogateModel, make_surrogate
-    from uqkit.cache import write_json
+    from uqkit.execution.cache import write_json
     from uqkit.calibration import calibrate
     from uqkit.presets import table3
 

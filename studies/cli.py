@@ -6,7 +6,7 @@ pyproject.toml), so that :mod:`uqkit` never imports the studies.
 import sys
 
 from uqkit.cli import Parser, UsageError
-from uqkit.store import StoreBusyError, StoreMismatchError
+from uqkit.execution.store import StoreBusyError, StoreMismatchError
 
 from .common import StudyError, StudyInputError
 
@@ -19,52 +19,63 @@ def _common(p):
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def _laplace_options(parser, restarts):
+def _option(parser, defaults, flag, text, type=int, paper=None):
+    """``--flag`` of the settings field it names (``--n-truth``: ``n_truth``), its default
+    read from the study's settings dataclass and shown in the help."""
+    key = flag[2:].replace("-", "_")
+    note = "" if paper is None else f"; --paper: {paper}"
+    parser.add_argument(flag, type=type, default=defaults[key],
+                        help=f"{text} (default {defaults[key]}{note})")
+
+
+def _laplace_options(parser, defaults):
     """--max-iter and --restarts of a study's default (Laplace) BDL fits."""
-    parser.add_argument("--max-iter", type=int, default=2000,
-                        help="L-BFGS iterations of every default (Laplace) BDL fit "
-                             "(default 2000)")
-    parser.add_argument("--restarts", type=int, default=restarts,
-                        help="initialisations per default BDL fit, the lowest training "
-                             f"objective kept (default {restarts})")
+    _option(parser, defaults, "--max-iter", "L-BFGS iterations of every default (Laplace) "
+            "BDL fit")
+    _option(parser, defaults, "--restarts", "initialisations per default BDL fit, the lowest "
+            "training objective kept")
 
 
 def add_study(sub):
     """Register ``uqkit study membrane|regression|moons|wind|reliability|calibration``."""
     study = sub.add_parser("study", help="run one of the paper's studies")
     studies = study.add_subparsers(dest="study", required=True, parser_class=Parser)
+    d = _defaults("studies.membrane", "MembraneStudy")
     m = studies.add_parser("membrane", help="membrane UQ end to end (paper example 3)",
                            description="Table-3 inputs -> FE data -> BDL surrogates -> "
                            "surrogate Monte Carlo vs FE truth.")
     m.add_argument("--out", required=True, metavar="DIR",
                    help="output directory: report, figures and the cache of every result")
-    m.add_argument("--seed", type=int, default=0,
-                   help="master seed of every data set and fit (default 0)")
+    m.add_argument("--seed", type=int, default=d["seed"],
+                   help=f"master seed of every data set and fit (default {d['seed']})")
     where = m.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, help="local processes (default: every core)")
     where.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler for the FE runs")
     m.add_argument("--paper", action="store_true",
                    help="the paper's settings: 5e5 FE truth, batch 16, 200 ELBO samples")
-    m.add_argument("--train-sizes", default="64,128,256,512",
-                   help="comma-separated training sizes (default 64,128,256,512)")
-    m.add_argument("--n-seeds", type=int, default=5,
-                   help="training seeds per prior and size; Table 4 gives medians (default 5)")
-    m.add_argument("--n-validation", type=int, default=1000,
-                   help="held-out FE runs that score the fits (default 1000)")
-    m.add_argument("--n-calibration", type=int, default=500,
-                   help="further held-out FE runs for the variance recalibration (default 500)")
-    m.add_argument("--n-uq-train", type=int, default=1000,
-                   help="FE runs the UQ surrogates train on (default 1000)")
-    m.add_argument("--n-surrogate-mc", type=int, default=100_000,
-                   help="surrogate Monte Carlo samples (default 100000)")
-    m.add_argument("--n-truth", type=int, default=20_000,
-                   help="FE Monte Carlo truth samples (default 20000; --paper: 500000)")
-    m.add_argument("--epochs", type=int, default=1000,
-                   help="Adam epochs of every --paper BDL fit (default 1000)")
-    m.add_argument("--max-iter", type=int, default=2000,
-                   help="L-BFGS iterations of every default BDL fit (default 2000)")
-    m.add_argument("--nx", type=int, default=20, help="FE elements along l (default 20)")
-    m.add_argument("--ny", type=int, default=10, help="FE elements along b (default 10)")
+    sizes = ",".join(map(str, d["train_sizes"]))
+    m.add_argument("--train-sizes", default=sizes,
+                   help=f"comma-separated training sizes (default {sizes})")
+    m.add_argument("--n-seeds", type=int, default=d["n_seeds"],
+                   help=f"training seeds per prior and size; Table 4 gives medians (default {d['n_seeds']})")
+    m.add_argument("--n-validation", type=int, default=d["n_validation"],
+                   help=f"held-out FE runs that score the fits (default {d['n_validation']})")
+    m.add_argument("--n-calibration", type=int, default=d["n_calibration"],
+                   help=f"further held-out FE runs for the variance recalibration (default {d['n_calibration']})")
+    m.add_argument("--n-uq-train", type=int, default=d["n_uq_train"],
+                   help=f"FE runs the UQ surrogates train on (default {d['n_uq_train']})")
+    m.add_argument("--n-surrogate-mc", type=int, default=d["n_surrogate_mc"],
+                   help=f"surrogate Monte Carlo samples (default {d['n_surrogate_mc']})")
+    m.add_argument("--n-truth", type=int, default=d["n_truth"],
+                   help=f"FE Monte Carlo truth samples (default {d['n_truth']}; --paper: 500000)")
+    m.add_argument("--epochs", type=int, default=d["epochs"],
+                   help=f"Adam epochs of every --paper BDL fit (default {d['epochs']})")
+    m.add_argument("--max-iter", type=int, default=d["max_iter"],
+                   help=f"L-BFGS iterations of every default BDL fit (default {d['max_iter']})")
+    m.add_argument("--nx", type=int, default=d["nx"],
+                   help=f"FE elements along l (default {d['nx']})")
+    m.add_argument("--ny", type=int, default=d["ny"],
+                   help=f"FE elements along b (default {d['ny']})")
     m.add_argument("--no-progress", action="store_true", help="no progress bars")
     m.add_argument("--retry-failed", action="store_true",
                    help="also rerun FE runs the store holds as not converged (runs that raised "
@@ -73,27 +84,29 @@ def add_study(sub):
 
     r = studies.add_parser("regression", help="x sin x regression benchmark (paper example 1)")
     _common(r)
-    r.add_argument("--seeds", type=int, default=10, help="data draws per cell (default 10)")
-    r.add_argument("--tempered-kl", type=float, default=0.3,
-                   help="KL weight of the --paper BDL-tempered row, in (0, 1] (default 0.3)")
-    _laplace_options(r, restarts=1)
+    d = _defaults("studies.regression", "RegressionStudy")
+    _option(r, d, "--seeds", "data draws per cell")
+    _option(r, d, "--tempered-kl", "KL weight of the --paper BDL-tempered row, in (0, 1]",
+            type=float)
+    _laplace_options(r, d)
     r.set_defaults(func=_run_regression)
 
     c = studies.add_parser("moons", help="two-moons classification with six priors (example 2)")
     _common(c)
-    c.add_argument("--seeds", type=int, default=5, help="data draws per cell (default 5)")
-    c.add_argument("--epochs", type=int, default=300,
-                   help="Adam epochs of the mean-field VI fits: the hierarchical Cauchy row, "
-                        "every row with --paper (default 300; --paper: 50000)")
-    _laplace_options(c, restarts=3)
+    d = _defaults("studies.moons", "MoonsStudy")
+    _option(c, d, "--seeds", "data draws per cell")
+    _option(c, d, "--epochs", "Adam epochs of the mean-field VI fits: the hierarchical Cauchy "
+            "row, every row with --paper", paper=50000)
+    _laplace_options(c, d)
     c.set_defaults(func=_run_moons)
 
     w = studies.add_parser("wind", help="wind-pressure fields on a tall building (example 4)")
     _common(w)
     w.add_argument("--tpu", metavar="FILE.mat",
                    help="a TPU high-rise database file (default: the shipped synthetic one)")
-    w.add_argument("--seeds", type=int, default=2, help="training draws per cell (default 2)")
-    w.add_argument("--epochs", type=int, default=1000, help="training epochs (default 1000)")
+    d = _defaults("studies.wind", "WindStudy")
+    _option(w, d, "--seeds", "training draws per cell")
+    _option(w, d, "--epochs", "training epochs")
     w.set_defaults(func=_run_wind)
 
     rel = studies.add_parser(
@@ -102,22 +115,17 @@ def add_study(sub):
         "subset simulation and active learning (GP and BDL); Sobol' indices of w(p1), w(p2), "
         "w(p3) from FE runs and from a BDL surrogate.")
     _common(rel)
-    rel.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    rel.add_argument("--n-truth", type=int, default=100_000,
-                     help="FE Monte Carlo truth runs (default 100000; --paper: 1000000)")
-    rel.add_argument("--n-pilot", type=int, default=20_000,
-                     help="FE runs of the pilot that sets the threshold (default 20000)")
-    rel.add_argument("--quantile", type=float, default=1e-3,
-                     help="the threshold's quantile of w(p1) in the pilot (default 1e-3)")
+    d = _defaults("studies.reliability", "ReliabilityStudy")
+    _option(rel, d, "--seed", "master seed")
+    _option(rel, d, "--n-truth", "FE Monte Carlo truth runs", paper=1000000)
+    _option(rel, d, "--n-pilot", "FE runs of the pilot that sets the threshold")
+    _option(rel, d, "--quantile", "the threshold's quantile of w(p1) in the pilot", type=float)
     rel.add_argument("--max-runs", type=int,
                      help="true-run budget of active learning (default n_truth / 100)")
-    rel.add_argument("--n-sobol", type=int, default=1024,
-                     help="base samples of the FE Sobol' indices, a power of two (default 1024)")
-    rel.add_argument("--n-sobol-train", type=int, default=256,
-                     help="FE runs the BDL of the surrogate Sobol' indices trains on "
-                          "(default 256)")
-    rel.add_argument("--max-iter", type=int, default=2000,
-                     help="L-BFGS iterations of every BDL fit (default 2000)")
+    _option(rel, d, "--n-sobol", "base samples of the FE Sobol' indices, a power of two")
+    _option(rel, d, "--n-sobol-train", "FE runs the BDL of the surrogate Sobol' indices "
+            "trains on")
+    _option(rel, d, "--max-iter", "L-BFGS iterations of every BDL fit")
     rel.set_defaults(func=_run_reliability)
     _add_calibration(studies)
 

@@ -3,7 +3,7 @@ import os
 
 import numpy as np
 
-from uqkit.cache import ResultCache, cached_map, write_json
+from uqkit.execution.cache import ResultCache, cached_map, write_json
 
 
 #: Study settings that say where and how runs execute, not what they compute.
@@ -26,7 +26,7 @@ def locked(run):
     message naming the first)."""
     import functools
 
-    from uqkit.store import directory_lock
+    from uqkit.execution.store import directory_lock
 
     @functools.wraps(run)
     def wrapper(study, *args, **kwargs):
@@ -51,7 +51,7 @@ def code_version(*modules):
     import pkgutil
     from importlib.util import find_spec
 
-    from uqkit.model import source_digest
+    from uqkit.execution.model import source_digest
 
     # found, not imported: the study's own process need not load torch to key its cache
     path = find_spec("surrogates").submodule_search_locations
@@ -60,7 +60,7 @@ def code_version(*modules):
 
 
 def study_cache(study):
-    """The study's :class:`uqkit.cache.ResultCache` (``DIR/cache``)."""
+    """The study's :class:`uqkit.execution.cache.ResultCache` (``DIR/cache``)."""
     return ResultCache(os.path.join(study.out, "cache"))
 
 

@@ -9,7 +9,7 @@ from 1.000000 at the nodes to 0.930-0.999: ``benchmarks/bench_probe_smoothness.p
 falls off a membrane narrower than 0.8.
 
 Run it with ``uqkit study membrane --out DIR`` or :func:`run`. Every result lives in the
-study's cache (``DIR/cache``, :class:`uqkit.cache.ResultCache`) under a key of the settings
+study's cache (``DIR/cache``, :class:`uqkit.execution.cache.ResultCache`) under a key of the settings
 it depends on: each FE data set is a resumable study store there, each trained surrogate an
 entry. An interrupted study resumes where it stopped, a finished one reruns without computing
 a single FE run of its data sets or a fit (the report's few illustrative solves, the load
@@ -24,17 +24,20 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from fem.presets import PAPER_PROBES
+
 from uqkit import propagate, sample
 from uqkit.adapters import MembraneModel
-from uqkit.cache import cached_map
-from uqkit.executors import cpu_count
+from uqkit.execution.cache import cached_map
+from uqkit.execution.executors import cpu_count
 from uqkit.presets import table3
-from uqkit.sampling import check_count
 from uqkit.statistics import compare, describe, ks_statistic
+from uqkit.validation import check_count
 
 from .common import StudyError, code_version, locked, study_cache
 
-PROBES = ("p1", "p2", "p3")
+#: The output names: the paper's probes, in order.
+PROBES = tuple(PAPER_PROBES)
 #: The paper's Table 4 (R^2 on validation data).
 PAPER_R2 = {"direct": {64: 0.9720, 128: 0.9982, 256: 0.9990, 512: 0.9993},
             "hierarchical": {64: 0.9935, 128: 0.9989, 256: 0.9983, 512: 0.9994}}
@@ -111,7 +114,7 @@ class MembraneStudy:
 def discretisation_levels(nx, ny):
     """Meshes (4, else 3) for :func:`discretisation_error` whose finest fits in memory; fewer
     than 3 if not even that does."""
-    from fem.membrane import MEMORY_SHARE, physical_memory_bytes, solver_memory_bytes
+    from fem import MEMORY_SHARE, physical_memory_bytes, solver_memory_bytes
 
     have = physical_memory_bytes()
     for levels in (4, 3):
@@ -349,7 +352,7 @@ def _load_paths_task(task):
 def _train(task):
     """One task of the study's pool: Table-4 fits of one size, their baselines, the UQ fits,
     the FE discretisation check or the Fig. 7a load paths; on one BLAS thread, as pool
-    workers are (:func:`uqkit.executors.local_executor`), also when the study runs in this
+    workers are (:func:`uqkit.execution.executors.local_executor`), also when the study runs in this
     process (``workers=1``), so that no result depends on the worker count."""
     from threadpoolctl import threadpool_limits
 

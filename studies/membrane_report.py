@@ -1,12 +1,14 @@
 """report.md, report.json and the figures of the membrane study."""
 import numpy as np
 
+from fem.presets import PAPER_PROBES
 from uqkit.presets import table3
 from uqkit.statistics import kde
 
 from .common import figure_section, pyplot, save_figure, write_reports
 
-PROBES = ("p1", "p2", "p3")
+#: The output names: the paper's probes, in order.
+PROBES = tuple(PAPER_PROBES)
 
 
 def figures(study, uq, Wt, Wv, fits, fig_index, load_paths):

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from uqkit.executors import cpu_count
-from uqkit.sampling import check_count
+from uqkit.execution.executors import cpu_count
+from uqkit.validation import check_count
 
 from .common import (figure_section, fit_restarts, locked, pyplot, run_tasks, save_figure,
                      write_reports)
@@ -65,13 +65,12 @@ def laplace_priors(study):
     """The rows trained as Laplace BDLs (none with ``paper``)."""
     if study.paper:
         return ()
-    from surrogates.laplace_fit import check_prior
     from surrogates.priors import make_prior
 
     out = []
     for name, spec in PRIORS.items():
         try:
-            check_prior(make_prior(spec))
+            make_prior(spec).check_laplace()
         except ValueError:
             continue
         out.append(name)

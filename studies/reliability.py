@@ -40,9 +40,9 @@ import numpy as np
 
 from uqkit import propagate
 from uqkit.adapters import MembraneModel
-from uqkit.executors import cpu_count
+from uqkit.execution.executors import cpu_count
 from uqkit.presets import table3
-from uqkit.sampling import check_count
+from uqkit.validation import check_count
 
 from .common import StudyError, code_version, locked, pyplot, save_figure, study_cache
 
@@ -148,8 +148,8 @@ def _normal_points(n, d, seed):
 def fe_runs(study, name, U, model, log):
     """FE runs at the standard normal points U (mapped through Table 3's Rosenblatt
     transform), stored in the study's cache; returns the propagate result."""
-    from uqkit.evaluation import u_to_x
-    from uqkit.sampling import Samples
+    from uqkit.inputs.transforms import u_to_x
+    from uqkit.inputs.sampling import Samples
 
     inputs = table3()
     X = u_to_x(inputs, U)
@@ -256,8 +256,8 @@ def sobol_comparison(study, model, log):
     log(f"Sobol' from FE: {fe.model_runs} runs, {fe_s:.1f} s")
     from scipy.stats import qmc
 
-    from uqkit.evaluation import unit_to_x
-    from uqkit.sampling import Samples
+    from uqkit.inputs.transforms import unit_to_x
+    from uqkit.inputs.sampling import Samples
 
     # a Latin hypercube in the unit cube of the Rosenblatt transform: the BDL trains on its
     # physical points, the PCE reads the same runs in the unit cube
@@ -321,8 +321,8 @@ def run(study, log=print):
     settings = {"g": g.describe(), "seed": s, "n_is": study.n_is, "n_subset": study.n_subset,
                 "max_runs": study.max_runs, "n_truth": study.n_truth,
                 "max_iter": study.max_iter,
-                "code": code_version(__name__, "uqkit.reliability", "uqkit.reliability_active",
-                                     "uqkit.reliability_subset"), "version": 1}
+                "code": code_version(__name__, "uqkit.reliability", "uqkit.reliability.active",
+                                     "uqkit.reliability.subset"), "version": 1}
     methods = {}
     for name in METHODS:
         methods[name] = run_method(study, name, g, U_truth, settings, log)
@@ -388,7 +388,7 @@ def _report(study, threshold, threshold_ci, truth, methods, sobol, truth_res, t_
 
 def _figures(study, methods, truth, results):
     from uqkit.reliability import ReliabilityResult
-    from uqkit.reliability_active import plot_history
+    from uqkit.reliability.active import plot_history
     from uqkit.sensitivity import plot_sobol
 
     plt = pyplot()

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from uqkit.executors import cpu_count
-from uqkit.sampling import check_count
+from uqkit.execution.executors import cpu_count
+from uqkit.validation import check_count
 
 from .common import (StudyInputError, figure_section, locked, pyplot, run_tasks, save_figure,
                      write_reports)

@@ -17,9 +17,15 @@ each. The membrane study's largest table task (ten such fits, their posteriors a
 :func:`keep_freed_memory` sets the mmap threshold to glibc's largest (32 MiB on 64-bit
 systems; larger blocks are still mapped and unmapped) and the trim threshold to 256 MiB, so
 a process keeps up to 256 MiB of freed heap for its next allocations. glibc has one setting
-per process: the call changes it for the whole process, once, at the first BDL fit or
-prediction. ``UQKIT_MALLOC=system`` in the environment leaves glibc's defaults; on a C
-library other than glibc nothing changes.
+per process, so a library must not change it behind its user's back: it is **opt-in**.
+``UQKIT_MALLOC=keep`` in the environment asks for it, and every BDL fit or prediction then
+applies it once per process (:func:`apply_from_environment`; pool workers inherit the
+variable). The ``uqkit`` command sets ``UQKIT_MALLOC=keep`` for itself and its workers unless
+the variable is set already; ``UQKIT_MALLOC=system`` leaves glibc's defaults everywhere. A
+script may also call :func:`keep_freed_memory` itself. On a C library other than glibc
+nothing changes.
+
+Imports: the standard library only.
 
 Example:
     >>> import platform
@@ -30,6 +36,9 @@ Example:
 import ctypes
 import ctypes.util
 import os
+
+#: The environment variable, and its values: ``keep`` (opt in) and ``system`` (opt out).
+ENVIRONMENT = "UQKIT_MALLOC"
 
 #: glibc's ``mallopt`` parameter numbers (malloc.h).
 M_TRIM_THRESHOLD = -1
@@ -53,7 +62,7 @@ def keep_freed_memory():
     if _done is not None:
         return _done
     _done = False
-    if os.environ.get("UQKIT_MALLOC", "").lower() == "system":
+    if os.environ.get(ENVIRONMENT, "").lower() == "system":
         return _done
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
@@ -65,3 +74,11 @@ def keep_freed_memory():
     _done = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
         mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
     return _done
+
+
+def apply_from_environment():
+    """:func:`keep_freed_memory` if ``UQKIT_MALLOC=keep`` is set, else nothing; True if the
+    thresholds are set."""
+    if os.environ.get(ENVIRONMENT, "").lower() == "keep":
+        return keep_freed_memory()
+    return bool(_done)

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
-from .bdl import MultiOutputRegressorMixin, check_finite
+from .validation import MultiOutputRegressorMixin, check_finite
 from .prediction import Prediction
 from .scaling import Standardizer
 

@@ -11,7 +11,7 @@
 precision tau (one per output) is held at ``1 / noise_std^2`` for the first half of the
 iterations, so that every output is fitted, and then learned with the weights, so the prior's
 pull weakens as the fit tightens. ``-log p(w)`` is the prior's negative log density up to a
-constant; a hierarchical prior's layer scale is integrated out (IG(alpha, beta) on the
+constant (:meth:`surrogates.priors.Prior.neg_log_density_grad`: each prior owns its math); a hierarchical prior's layer scale is integrated out (IG(alpha, beta) on the
 variance of a normal base gives ``(alpha + P_l / 2) log(beta + |w_l - loc|^2 / 2)`` per
 layer, on the scale of a Laplace base ``(alpha + P_l) log(beta + |w_l - loc|_1)``).
 
@@ -45,51 +45,12 @@ import torch
 
 from . import evidence
 from .lbfgs import minimize
-from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior
-
-
-def check_prior(prior):
-    """Raise a ValueError if the Laplace posterior cannot use ``prior``."""
-    if isinstance(prior, HierarchicalPrior) and prior.point_mass is None \
-            and prior.base == "cauchy":
-        raise ValueError("inference='laplace' takes normal, laplace and cauchy priors and "
-                         "hierarchical-normal / hierarchical-laplace; "
-                         "hierarchical-cauchy has no closed-form marginal: use "
-                         "inference='meanfield'")
-
-
-def _direct(prior):
-    if isinstance(prior, HierarchicalPrior) and prior.point_mass is not None:
-        return prior._direct(prior.point_mass)
-    return prior
-
-
-def neg_log_prior(prior, w, layers):
-    """(K,) negative log prior density of the rows of w (K, P), up to a constant."""
-    prior = _direct(prior)
-    if isinstance(prior, NormalPrior):
-        return 0.5 * ((w - prior.loc) ** 2).sum(1) / prior.scale ** 2
-    if isinstance(prior, LaplacePrior):
-        return (w - prior.loc).abs().sum(1) / prior.scale
-    if isinstance(prior, CauchyPrior):
-        return torch.log1p(((w - prior.loc) / prior.scale) ** 2).sum(1)
-    check_prior(prior)
-    total = w.new_zeros(w.shape[0])
-    for a, b in layers:
-        c = w[:, a:b] - prior.loc
-        if prior.base == "normal":
-            total = total + (prior.alpha + 0.5 * (b - a)) * torch.log(
-                prior.beta + 0.5 * (c * c).sum(1))
-        else:
-            total = total + (prior.alpha + (b - a)) * torch.log(prior.beta + c.abs().sum(1))
-    return total
 
 
 @functools.lru_cache(maxsize=None)
 def _slice_index(slices):
     """(P,) index of the slice ``(a, b)`` of ``slices`` (a tuple covering 0..P) each weight
-    falls in: a network layout's layers or parameter tensors, computed once per layout (the
-    MAP objective asks for it at every evaluation). Read-only."""
+    falls in: a network layout's parameter tensors, computed once per layout. Read-only."""
     return evidence._group_index(slices, slices[-1][1])
 
 
@@ -100,32 +61,6 @@ def prior_key(prior):
         return type(prior).__name__, tuple(sorted(prior.describe().items()))
     except NotImplementedError:
         return "id", id(prior)
-
-
-def neg_log_prior_grad(prior, w, layers):
-    """:func:`neg_log_prior` (K,) and its gradient (K, P) in w, in closed form (a Laplace
-    prior's at w = loc: 0)."""
-    prior = _direct(prior)
-    if isinstance(prior, NormalPrior):
-        c = w - prior.loc
-        return 0.5 * (c * c).sum(1) / prior.scale ** 2, c / prior.scale ** 2
-    if isinstance(prior, LaplacePrior):
-        c = w - prior.loc
-        return c.abs().sum(1) / prior.scale, torch.sign(c) / prior.scale
-    if isinstance(prior, CauchyPrior):
-        u = (w - prior.loc) / prior.scale
-        return torch.log1p(u * u).sum(1), 2.0 * u / (prior.scale * (1.0 + u * u))
-    check_prior(prior)
-    sizes = torch.tensor([b - a for a, b in layers], dtype=w.dtype)
-    layer_of = _slice_index(tuple(layers))
-    c = w - prior.loc
-    if prior.base == "normal":  # (alpha + P_l / 2) log(beta + |c_l|^2 / 2)
-        A = prior.alpha + 0.5 * sizes
-        den = prior.beta + 0.5 * w.new_zeros(len(w), len(layers)).index_add_(1, layer_of, c * c)
-        return (A * torch.log(den)).sum(1), c * (A / den)[:, layer_of]
-    A = prior.alpha + sizes  # laplace base: (alpha + P_l) log(beta + |c_l|_1)
-    den = prior.beta + w.new_zeros(len(w), len(layers)).index_add_(1, layer_of, c.abs())
-    return (A * torch.log(den)).sum(1), torch.sign(c) * (A / den)[:, layer_of]
 
 
 def map_objective(net, theta, X, Y, mask, priors, regression, noise_prior=None, learn=True):
@@ -174,36 +109,13 @@ def map_objective(net, theta, X, Y, mask, priors, regression, noise_prior=None, 
     g_w = net.backward(w, cache, g_f)
     for prior, rows in priors:
         if len(rows) == len(theta):
-            pen, g_pen = neg_log_prior_grad(prior, w, net.layers)
+            pen, g_pen = prior.neg_log_density_grad(w, net.layers)
             loss, g_w = loss + pen, g_w + g_pen
         elif len(rows):
-            pen, g_pen = neg_log_prior_grad(prior, w[rows], net.layers)
+            pen, g_pen = prior.neg_log_density_grad(w[rows], net.layers)
             loss = loss.index_add(0, rows, pen)
             g_w = g_w.index_add(0, rows, g_pen)
     return loss / n, torch.cat([g_w, g_tau], 1) / n.unsqueeze(1)
-
-
-def prior_location(prior):
-    """The location the prior centres the weights on (0 for the package's priors)."""
-    return float(getattr(_direct(prior), "loc", 0.0))
-
-
-def prior_precision(prior, w, layers):
-    """(P,) prior precision at the MAP weights w (P,) (see the module docstring)."""
-    prior = _direct(prior)
-    if isinstance(prior, (NormalPrior, LaplacePrior)):
-        return torch.full_like(w, 1.0 / prior.scale ** 2)
-    if isinstance(prior, CauchyPrior):
-        return torch.full_like(w, 0.5 / prior.scale ** 2)
-    out = torch.empty_like(w)
-    for a, b in layers:
-        c = w[a:b] - prior.loc
-        if prior.base == "normal":
-            out[a:b] = (prior.alpha + 0.5 * (b - a)) / (prior.beta + 0.5 * (c * c).sum())
-        else:
-            s_mode = (prior.beta + c.abs().sum()) / (prior.alpha + (b - a) + 1.0)
-            out[a:b] = 1.0 / s_mode ** 2
-    return out
 
 
 @dataclass
@@ -300,7 +212,7 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
     """
     K = len(xs)
     for p in priors:
-        check_prior(p)
+        p.check_laplace()
     X, mask = _pad(xs, torch.float64)
     P = net.n_params
     regression = task == "regression"
@@ -376,7 +288,7 @@ def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=Tr
     """
     P = net.n_params
     groups = net.tensors()
-    D = prior_precision(prior, w, net.layers)
+    D = prior.laplace_precision(w, net.layers)
     J = net.jacobian(w, x) * torch.rsqrt(D)  # (n, k, P), whitened by the prior precision
     k = J.shape[1]
     if task == "regression":
@@ -392,7 +304,7 @@ def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=Tr
         rows = torch.zeros(len(R), dtype=torch.long)
         tau, sse = torch.ones(1, dtype=torch.float64), None
     if scale == "evidence":
-        d = w - prior_location(prior)
+        d = w - prior.location
         q = torch.stack([(d[a:b] ** 2 * D[a:b]).sum() for a, b in groups])
         c, tau = evidence.maximise(R, rows, groups, q, sse, tau, learn_noise=learn_noise)
     else:

@@ -43,7 +43,6 @@ import math
 import numpy as np
 import torch
 
-from .priors import HierarchicalPrior, LaplacePrior, NormalPrior
 
 LOG_2PI = math.log(2.0 * math.pi)
 #: Upper bound on the noise numbers a member draws per block (the block's length in steps is
@@ -53,14 +52,9 @@ BLOCK_NUMBERS = 1 << 17
 
 def direct_prior(prior):
     """(kind, loc, scale) of a prior the batched trainer supports, else None: normal and
-    Laplace priors, and hierarchical ones with a point-mass scale (which are those)."""
-    if isinstance(prior, HierarchicalPrior) and prior.point_mass is not None:
-        prior = prior._direct(prior.point_mass)
-    if type(prior) is NormalPrior:
-        return ("normal", prior.loc, prior.scale)
-    if type(prior) is LaplacePrior:
-        return ("laplace", prior.loc, prior.scale)
-    return None
+    Laplace priors, and hierarchical ones with a point-mass scale (which are those); the prior
+    says so itself (:meth:`surrogates.priors.Prior.meanfield_spec`)."""
+    return prior.meanfield_spec()
 
 
 class Member:

@@ -22,7 +22,18 @@ With ``E[log s] = m`` and ``E[1/s] = exp(-m + v / 2)`` both terms are closed-for
 normal and Laplace bases; the Cauchy base uses Monte Carlo. ``q(s_l)`` starts at the
 hyperprior's own spread of log s (mode ``beta / (alpha + 1)``, variance ``trigamma(alpha)``).
 A point-mass hyperprior (``point_mass=s0``) fixes s and reproduces the direct prior exactly.
+
+*What each inference engine reads of a prior* (so that no engine branches on prior classes):
+the mean-field engines :meth:`Prior.kl` (autograd) or :meth:`Prior.meanfield_spec` (the
+batched trainer's closed forms, normal and Laplace); the Laplace engine
+:meth:`Prior.neg_log_density_grad` (the MAP penalty and its gradient, K networks at once),
+:meth:`Prior.laplace_precision` (D at the MAP weights), :attr:`Prior.location` and
+:meth:`Prior.check_laplace`. :meth:`Prior.resolved` turns a point-mass hierarchical prior into
+the direct prior it equals.
+
+Imports: torch only.
 """
+import functools
 import math
 
 import torch
@@ -36,6 +47,15 @@ def _folded_normal_mean(mu, sigma):
     z = mu / sigma
     return sigma * math.sqrt(2.0 / math.pi) * torch.exp(-0.5 * z * z) + mu * torch.erf(
         z / math.sqrt(2.0))
+
+
+@functools.lru_cache(maxsize=None)
+def _layer_index(layers):
+    """(P,) index of the layer ``(a, b)`` of ``layers`` (a tuple covering 0..P) each weight
+    falls in, computed once per layout (the MAP objective asks at every evaluation).
+    Read-only."""
+    sizes = torch.tensor([b - a for a, b in layers])
+    return torch.repeat_interleave(torch.arange(len(layers)), sizes)
 
 
 def _log(x):
@@ -61,6 +81,36 @@ class Prior(nn.Module):
 
     def describe(self):
         raise NotImplementedError
+
+    def resolved(self):
+        """The prior itself, or the direct prior a point-mass hierarchical prior equals."""
+        return self
+
+    @property
+    def location(self):
+        """The location the prior centres the weights on."""
+        return float(getattr(self, "loc", 0.0))
+
+    def meanfield_spec(self):
+        """``(kind, loc, scale)`` for the batched mean-field trainer's closed-form KL, or None
+        where it has none (it then takes the autograd trainer)."""
+        return None
+
+    def check_laplace(self):
+        """Raise a ValueError if the Laplace engine cannot use this prior."""
+
+    def neg_log_density(self, w, layers):
+        """(K,) negative log density of the rows of w (K, P), up to a constant."""
+        return self.neg_log_density_grad(w, layers)[0]
+
+    def neg_log_density_grad(self, w, layers):
+        """(K,) :meth:`neg_log_density` and its (K, P) gradient in w, in closed form."""
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form log density")
+
+    def laplace_precision(self, w, layers):
+        """(P,) the prior's precision at the MAP weights w (P,): the curvature of its negative
+        log density, or its Fisher information where that curvature is not positive."""
+        raise NotImplementedError(f"{type(self).__name__} has no Laplace precision")
 
 
 class _Direct(Prior):
@@ -105,6 +155,16 @@ class NormalPrior(_Direct):
         return (0.5 / self.scale ** 2) * quad - torch.log(sigma).sum() + n * (
             math.log(self.scale) - 0.5)
 
+    def meanfield_spec(self):
+        return ("normal", self.loc, self.scale) if type(self) is NormalPrior else None
+
+    def neg_log_density_grad(self, w, layers=None):
+        c = w - self.loc
+        return 0.5 * (c * c).sum(1) / self.scale ** 2, c / self.scale ** 2
+
+    def laplace_precision(self, w, layers=None):
+        return torch.full_like(w, 1.0 / self.scale ** 2)
+
 
 class LaplacePrior(_Direct):
     """w ~ Laplace(loc, scale)."""
@@ -118,6 +178,18 @@ class LaplacePrior(_Direct):
     def kl(self, mu, sigma, layers=None, generator=None, n_samples=1):
         e_abs = _folded_normal_mean(mu - self.loc, sigma)
         return _neg_entropy_normal(sigma) + (math.log(2.0 * self.scale) + e_abs / self.scale).sum()
+
+    def meanfield_spec(self):
+        return ("laplace", self.loc, self.scale) if type(self) is LaplacePrior else None
+
+    def neg_log_density_grad(self, w, layers=None):
+        """(at w = loc the gradient is 0)"""
+        c = w - self.loc
+        return c.abs().sum(1) / self.scale, torch.sign(c) / self.scale
+
+    def laplace_precision(self, w, layers=None):
+        """Its Fisher information 1 / s^2 (the curvature is 0 away from loc)."""
+        return torch.full_like(w, 1.0 / self.scale ** 2)
 
 
 class CauchyPrior(_Direct):
@@ -135,6 +207,14 @@ class CauchyPrior(_Direct):
                           device=mu.device)
         w = mu + sigma * eps
         return _neg_entropy_normal(sigma) - self.log_prob(w).sum(-1).mean()
+
+    def neg_log_density_grad(self, w, layers=None):
+        u = (w - self.loc) / self.scale
+        return torch.log1p(u * u).sum(1), 2.0 * u / (self.scale * (1.0 + u * u))
+
+    def laplace_precision(self, w, layers=None):
+        """Its Fisher information 1 / (2 s^2) (the curvature at w* may be zero or negative)."""
+        return torch.full_like(w, 0.5 / self.scale ** 2)
 
 
 DIRECT = {"normal": NormalPrior, "laplace": LaplacePrior, "cauchy": CauchyPrior}
@@ -179,6 +259,67 @@ class HierarchicalPrior(Prior):
     def _direct(self, scale):
         s = math.sqrt(scale) if self.base == "normal" else scale
         return DIRECT[self.base](self.loc, s)
+
+    def resolved(self):
+        return self if self.point_mass is None else self._direct(self.point_mass)
+
+    def check_laplace(self):
+        if self.point_mass is None and self.base == "cauchy":
+            raise ValueError("inference='laplace' takes normal, laplace and cauchy priors and "
+                             "hierarchical-normal / hierarchical-laplace; "
+                             "hierarchical-cauchy has no closed-form marginal: use "
+                             "inference='meanfield'")
+
+    def neg_log_density_grad(self, w, layers):
+        """The layer scale integrated out: IG(alpha, beta) on the variance of a normal base
+        gives ``(alpha + P_l / 2) log(beta + |w_l - loc|^2 / 2)`` per layer, on the scale of a
+        Laplace base ``(alpha + P_l) log(beta + |w_l - loc|_1)``."""
+        if self.point_mass is not None:
+            return self.resolved().neg_log_density_grad(w, layers)
+        self.check_laplace()
+        sizes = torch.tensor([b - a for a, b in layers], dtype=w.dtype)
+        layer_of = _layer_index(tuple(layers))
+        c = w - self.loc
+        if self.base == "normal":  # (alpha + P_l / 2) log(beta + |c_l|^2 / 2)
+            shape = self.alpha + 0.5 * sizes
+            den = self.beta + 0.5 * w.new_zeros(len(w), len(layers)).index_add_(
+                1, layer_of, c * c)
+            return (shape * torch.log(den)).sum(1), c * (shape / den)[:, layer_of]
+        shape = self.alpha + sizes  # laplace base: (alpha + P_l) log(beta + |c_l|_1)
+        den = self.beta + w.new_zeros(len(w), len(layers)).index_add_(1, layer_of, c.abs())
+        return (shape * torch.log(den)).sum(1), torch.sign(c) * (shape / den)[:, layer_of]
+
+    def neg_log_density(self, w, layers):
+        if self.point_mass is not None:
+            return self.resolved().neg_log_density(w, layers)
+        self.check_laplace()
+        total = w.new_zeros(w.shape[0])
+        for a, b in layers:
+            c = w[:, a:b] - self.loc
+            if self.base == "normal":
+                total = total + (self.alpha + 0.5 * (b - a)) * torch.log(
+                    self.beta + 0.5 * (c * c).sum(1))
+            else:
+                total = total + (self.alpha + (b - a)) * torch.log(self.beta + c.abs().sum(1))
+        return total
+
+    def laplace_precision(self, w, layers):
+        """Each layer's conditional precision given w*: ``(alpha + P_l / 2) / (beta +
+        |w_l|^2 / 2)`` (normal base) or ``1 / s_mode^2`` (Laplace base)."""
+        if self.point_mass is not None:
+            return self.resolved().laplace_precision(w, layers)
+        out = torch.empty_like(w)
+        for a, b in layers:
+            c = w[a:b] - self.loc
+            if self.base == "normal":
+                out[a:b] = (self.alpha + 0.5 * (b - a)) / (self.beta + 0.5 * (c * c).sum())
+            else:
+                s_mode = (self.beta + c.abs().sum()) / (self.alpha + (b - a) + 1.0)
+                out[a:b] = 1.0 / s_mode ** 2
+        return out
+
+    def meanfield_spec(self):
+        return None if self.point_mass is None else self.resolved().meanfield_spec()
 
     def scales(self):
         """Posterior median of each layer's scale (exp m), or the point mass."""

@@ -1,30 +1,27 @@
 """uqkit: structural uncertainty quantification.
 
-Random inputs (:mod:`uqkit.inputs`), seeded sampling (:mod:`uqkit.sampling`), Monte Carlo
-propagation of any model on local cores or a Dask cluster with a resumable study store
-(:mod:`uqkit.propagation`, :mod:`uqkit.store`) and statistics (:mod:`uqkit.statistics`).
-External programs (CalculiX, OpenSees, Abaqus, scripts) become models through
-:mod:`uqkit.external`. The paper's inputs are in :mod:`uqkit.presets`.
-"""
-import importlib
+The package in layers; each imports only from the layers above it::
 
-#: The package's names and the modules they come from, imported on first use: a process that
-#: needs only part of uqkit (a worker running a model, say) does not import chaospy and
-#: scipy.stats for :mod:`uqkit.inputs` (1.22 of the 1.24 s that importing uqkit.adapters took).
-_EXPORTS = {"RandomInputs": "inputs", "PropagationResult": "propagation",
-            "propagate": "propagation", "Samples": "sampling", "sample": "sampling",
-            "StudyStore": "store", "load_dataset": "store"}
+    uqkit.validation         one set of argument checks (numpy only)
+    uqkit.inputs             random inputs, distributions, copulas, sampling, u <-> x maps
+    uqkit.execution          models, executors (cores, Dask), propagate, stores, caches
+    uqkit.statistics,        analyses of a model's runs: moments and intervals, Sobol'
+    uqkit.sensitivity,       indices, failure probabilities, Bayesian calibration
+    uqkit.reliability,
+    uqkit.calibration
+    uqkit.external           FE programs on the machine (CalculiX, ...) as models
+    uqkit.adapters,          the joins to :mod:`fem` and :mod:`surrogates` (the only modules
+    uqkit.presets, uqkit.cli that import them) and the command line
+
+The names below load on first use, so a pool worker that only runs a model does not import
+chaospy.
+"""
+from ._lazy import lazy_exports
+
+_EXPORTS = {"RandomInputs": "inputs", "PropagationResult": "execution.propagation",
+            "propagate": "execution.propagation", "Samples": "inputs.sampling",
+            "sample": "inputs.sampling", "StudyStore": "execution.store",
+            "load_dataset": "execution.store"}
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

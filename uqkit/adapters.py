@@ -53,7 +53,7 @@ class MembraneModel:
         """The model's settings with the version and a hash of the source of the solver
         (every module of :mod:`fem` but its plotting), so that results of a changed solver
         are never mixed with older ones."""
-        from .model import _versions, source_digest
+        from .execution.model import _versions, source_digest
 
         return {"model": "fem.membrane", "p": self.p, "mesh": [self.nx, self.ny],
                 "mode": self.mode, "probes": {n: list(xy) for n, xy in self.probes.items()},
@@ -91,7 +91,7 @@ class SurrogateModel:
         return mean, np.asarray(std, dtype=float).reshape(len(X), -1) ** 2
 
     def describe(self):
-        from .model import fingerprint
+        from .execution.model import fingerprint
 
         return {"model": f"surrogate.{type(self.surrogate).__name__}",
                 "fingerprint": fingerprint(self.surrogate)["sha256"],
@@ -100,7 +100,7 @@ class SurrogateModel:
 
 def make_surrogate(name, **kwargs):
     """A fresh surrogate of the ``surrogates`` package with small-data defaults, for the
-    active-learning reliability analysis (:mod:`uqkit.reliability_active`).
+    active-learning reliability analysis (:mod:`uqkit.reliability.active`).
 
     Args:
         name: ``"gp"`` (:class:`surrogates.GaussianProcess`: constant x anisotropic RBF plus

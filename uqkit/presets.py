@@ -7,7 +7,7 @@ import math
 
 import chaospy
 
-from .inputs import RandomInputs
+from .inputs.random_inputs import RandomInputs
 
 
 def table3():

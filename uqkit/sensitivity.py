@@ -54,7 +54,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import qmc
 
-from .evaluation import ModelRunner, check_float, check_int, check_seed, unit_to_x
+from .execution.runner import ModelRunner
+from .inputs.transforms import unit_to_x
+from .validation import check_float, check_int, check_seed
 
 METHODS = ("saltelli", "pce")
 

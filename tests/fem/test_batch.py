@@ -77,3 +77,12 @@ def test_bad_rows_are_flagged_not_dropped():
 def test_bad_shape():
     with pytest.raises(ValueError, match=r"shape \(n, 5\).*got shape \(3, 4\)"):
         solve_batch(np.ones((3, 4)))
+
+
+def test_batch_probes_are_checked_per_row():
+    probes = {"q": (2.5, 1.2)}
+    res = solve_batch([[3.0, 1.5, 0.0015, 210.0, 0.3], [2.0, 1.0, 0.0015, 210.0, 0.3]],
+                      probes=probes)
+    single = Membrane(3.0, 1.5, 0.0015, 210.0, 0.3, probes=probes).solve().probe_w["q"]
+    assert res.converged.tolist() == [True, False] and res.w[0, 0] == single
+    assert "lies outside" in res.reasons[1]

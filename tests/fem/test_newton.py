@@ -7,7 +7,7 @@ from fem import Membrane
 from fem import newton as N
 from fem.assembly import assemble
 from fem.banded import cholesky_banded, solve_cholesky_banded
-from fem.membrane import solver_settings
+from fem.newton import solver_settings
 
 PAPER_MEAN = dict(l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3)
 

@@ -5,7 +5,7 @@ import pytest
 
 from fem import Membrane, solve_batch
 from fem import newton as N
-from fem.membrane import solver_settings
+from fem.newton import solver_settings
 from fem.start import STARTS, check_start, reference_starts
 
 PAPER_MEAN = dict(l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3)

@@ -1,5 +1,6 @@
 """A tiny membrane study end to end: report structure, surrogate close to FE truth, resume."""
 import json
+import math
 import os
 
 import pytest
@@ -44,8 +45,13 @@ def test_report_structure(tiny):
 
 def test_surrogate_distribution_close_to_truth(tiny):
     _, report = tiny
-    # 96 training runs: the surrogate's distribution is already close to the FE truth
-    assert all(0 <= v < 0.08 for v in report["ks"].values())
+    # 96 training runs: the surrogate's distribution is already indistinguishable from the FE
+    # truth's by a two-sample KS test at the 1% level (asymptotic critical value
+    # sqrt(-ln(a / 2) / 2) sqrt((n + m) / (n m)): 0.043 for 2000 truth and 5000 surrogate
+    # samples; 0.024-0.025 measured)
+    n, m = 2000, 5000
+    critical = math.sqrt(-math.log(0.01 / 2) / 2) * math.sqrt((n + m) / (n * m))
+    assert all(0 <= v < critical for v in report["ks"].values()), (report["ks"], critical)
     for prior in ("direct", "hierarchical"):
         for p in ("p1", "p2", "p3"):
             c = report["uq"][prior][p]["comparison"]

@@ -204,7 +204,6 @@ def test_restarts_are_ranked_by_the_objective_the_map_minimised():
 
     from studies.regression import RegressionStudy, bdl_models
     from surrogates import fit_many
-    from surrogates.laplace_fit import neg_log_prior
     from surrogates.priors import make_prior
 
     def neg_log_joint(model, X, y):
@@ -216,7 +215,7 @@ def test_restarts_are_ranked_by_the_objective_the_map_minimised():
         lt = post.map_log_tau
         loss = float((0.5 * ((Y - f) ** 2).sum(0) * torch.exp(lt)).sum()
                      - 0.5 * len(x) * lt.sum())
-        pen = float(neg_log_prior(make_prior(model.prior), post.w[None], net.layers)[0])
+        pen = float(make_prior(model.prior).neg_log_density(post.w[None], net.layers)[0])
         return (loss + pen) / len(x)
 
     x, y = make_data(0, 0.5, 30, 200)[:2]

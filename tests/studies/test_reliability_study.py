@@ -54,7 +54,7 @@ def test_truth_and_threshold_follow_the_fe_runs(tiny):
     checked against the FE model run directly on the same points."""
     from studies.reliability import _normal_points
     from uqkit.adapters import MembraneModel
-    from uqkit.evaluation import u_to_x
+    from uqkit.inputs.transforms import u_to_x
     from uqkit.presets import table3
 
     study, report = tiny
@@ -65,6 +65,23 @@ def test_truth_and_threshold_follow_the_fe_runs(tiny):
     fails = int(np.sum(truth <= report["threshold"]))
     assert report["truth"]["failures"] == fails
     assert report["truth"]["pf"] == fails / 1000
+
+
+def test_every_estimate_agrees_with_the_fe_truth_it_is_compared_with(tiny):
+    """Each method's Pf against the truth the study computes (1000 FE runs, 14 failures at
+    the tiny settings): the sampling estimates' intervals overlap the truth's; SORM, which
+    adds the curvature, lies inside the truth's interval and closer to it than FORM (the
+    limit state bends away from the origin), and FORM within a factor of 3."""
+    _, report = tiny
+    truth, (t_lo, t_hi) = report["truth"]["pf"], report["truth"]["ci"]
+    methods = report["methods"]
+    for name in ("is", "subset", "active-gp", "active-bdl"):
+        lo, hi = methods[name]["ci"]
+        assert lo <= t_hi and t_lo <= hi, (name, methods[name]["ci"], report["truth"]["ci"])
+    sorm, form = methods["sorm"]["pf"], methods["form"]["pf"]
+    assert t_lo <= sorm <= t_hi
+    assert abs(sorm - truth) < abs(form - truth)
+    assert truth / 3 < form < 3 * truth
 
 
 def test_threshold_interval_brackets_the_quantile():

@@ -16,7 +16,13 @@ def test_baselines_fit_a_smooth_function(name):
     model = BASELINES[name](**kw).fit(X, y)
     pred = model.predict(Xt)
     assert pred.shape == yt.shape
-    assert np.all(M.r2(yt, pred) > 0.97)
+    rmse = np.sqrt(np.mean((yt - pred) ** 2, axis=0))
+    if name in ("PR", "PCE"):  # cubic: x1^2 + x2 exactly, sin(x1) to its Taylor remainder
+        assert rmse[0] < 1e-10 and rmse[1] < 1e-3, rmse  # (3.2e-4 measured)
+    elif name == "GP":  # interpolates two smooth functions from 120 points
+        assert np.all(rmse < 1e-5), rmse  # (8e-7 measured)
+    else:  # SVR and NN learn them approximately
+        assert np.all(M.r2(yt, pred) > 0.999), M.r2(yt, pred)
     single = BASELINES[name](**kw).fit(X, y[:, 0]).predict(Xt)
     assert single.shape == (300,)
 

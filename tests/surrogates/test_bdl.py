@@ -261,3 +261,12 @@ def test_models_saved_by_the_previous_version_still_load(tmp_path):
         old = BDL.load(tmp_path / "old.pt")
         assert type(old) is type(model)
         np.testing.assert_array_equal(old.predict(x), model.predict(x))
+
+
+def test_bdl_validation_with_a_one_dimensional_target():
+    x = np.random.default_rng(0).uniform(-1, 1, (80, 1))
+    y = 2 * x[:, 0]
+    m = BDL(hidden=(8,), epochs=200, val_fraction=0.25, eval_every=50, lr=0.02, seed=0).fit(x, y)
+    # per-point validation error of a fitted line (comparing every point with every
+    # prediction, as a (n, n) broadcast would, gives ~0.9 here)
+    assert max(m.history_["val_rmse"]) < 0.3

@@ -8,7 +8,7 @@ import torch
 from scipy import optimize
 
 from surrogates import BDL, BDLClassifier, evidence, fit_many
-from surrogates.laplace_fit import LaplacePosterior, fit, neg_log_prior, prior_precision
+from surrogates.laplace_fit import LaplacePosterior, fit
 from surrogates.lbfgs import minimize
 from surrogates.priors import make_prior
 from surrogates.stacked import StackedMLP
@@ -166,7 +166,7 @@ def test_evidence_per_tensor_and_output_maximises_the_laplace_evidence(n):
                 max_iter=300, prior_scales=["evidence"])
     groups = net.tensors()
     w = post.w
-    D = prior_precision(prior, w, net.layers).numpy()
+    D = prior.laplace_precision(w, net.layers).numpy()
     J = net.jacobian(w, torch.as_tensor(X)).numpy()
     G = [J[:, j].T @ J[:, j] for j in range(2)]
     sse = ((Y - net.forward_one(w, torch.as_tensor(X)).numpy()) ** 2).sum(0)
@@ -209,7 +209,7 @@ def test_classification_evidence_and_posterior_against_the_dense_softmax_ggn():
     J = net.jacobian(post.w, torch.as_tensor(X)).numpy()
     p = torch.softmax(net.forward_one(post.w, torch.as_tensor(X)), -1).numpy()
     G = sum(J[i].T @ (np.diag(p[i]) - np.outer(p[i], p[i])) @ J[i] for i in range(30))
-    D = prior_precision(prior, post.w, net.layers).numpy()
+    D = prior.laplace_precision(post.w, net.layers).numpy()
     w = post.w.numpy()
 
     def neg_log_z(theta):
@@ -265,10 +265,10 @@ def test_hierarchical_penalty_is_the_integrated_prior():
             return s ** (-1.5) * math.exp(-q / s) * s ** (-3.0) * math.exp(-0.5 / s)
         return math.log(integrate.quad(integrand, 0, np.inf)[0])
 
-    closed = [float(neg_log_prior(prior, torch.tensor(w)[None], net.layers)[0]) for w in ws]
+    closed = [float(prior.neg_log_density(torch.tensor(w)[None], net.layers)[0]) for w in ws]
     numeric = [-log_marginal(w) for w in ws]
     assert closed[1] - closed[0] == pytest.approx(numeric[1] - numeric[0], rel=1e-6)
-    d = prior_precision(prior, torch.tensor(ws[0]), net.layers)
+    d = prior.laplace_precision(torch.tensor(ws[0]), net.layers)
     assert torch.allclose(d, torch.full((3,), (2 + 1.5) / (0.5 + 0.5 * (ws[0] ** 2).sum()),
                                         dtype=torch.float64))
 
@@ -353,18 +353,25 @@ def test_members_with_alike_priors_share_one_prior_term(monkeypatch):
     kw = dict(hidden=(8,), inference="laplace", max_iter=40)
     spec = ["normal(0, 1)", "hierarchical-normal", "normal(0, 1)", "hierarchical-normal",
             "normal(0, 2)"]
-    calls, evaluations = [], []
-    real_grad, real_objective = laplace_fit.neg_log_prior_grad, laplace_fit.map_objective
+    from surrogates.priors import HierarchicalPrior, NormalPrior
 
-    def grad(prior, w, layers):
-        calls.append(repr(prior))
-        return real_grad(prior, w, layers)
+    calls, evaluations = [], []
+    real_objective = laplace_fit.map_objective
+
+    def counted(cls):
+        real = cls.neg_log_density_grad
+
+        def grad(prior, w, layers):
+            calls.append(repr(prior))
+            return real(prior, w, layers)
+        return grad
 
     def objective(*args, **kwargs):
         evaluations.append(len(calls))
         return real_objective(*args, **kwargs)
 
-    monkeypatch.setattr(laplace_fit, "neg_log_prior_grad", grad)
+    for cls in (NormalPrior, HierarchicalPrior):
+        monkeypatch.setattr(cls, "neg_log_density_grad", counted(cls))
     monkeypatch.setattr(laplace_fit, "map_objective", objective)
     members = fit_many([BDL(seed=s, prior=p, **kw) for s, p in enumerate(spec)],
                        [(X, Y)] * len(spec))
@@ -477,7 +484,7 @@ def test_map_objective_gradient_matches_autograd(task, activation):
     """The hand-written MAP objective and backward pass against autograd of the objective
     written out (network forward, masked likelihood, each prior's log density), with padded
     rows, several priors in one batch and a Gamma noise prior."""
-    from surrogates.laplace_fit import map_objective, neg_log_prior_grad
+    from surrogates.laplace_fit import map_objective
 
     gen = torch.Generator().manual_seed(1)
     net = StackedMLP((3, 6, 4, 2), activation)
@@ -506,7 +513,7 @@ def test_map_objective_gradient_matches_autograd(task, activation):
             - 0.5 * mask.sum(1) * lt.sum(1) - ((2.0 - 1.0) * lt - 0.5 * torch.exp(lt)).sum(1)
     else:
         nll = -(torch.log_softmax(f, -1).gather(2, Y[..., None])[..., 0] * mask).sum(1)
-    pen = torch.stack([neg_log_prior(p, t[rows, :P], net.layers)[0] for p, rows in priors])
+    pen = torch.stack([p.neg_log_density(t[rows, :P], net.layers)[0] for p, rows in priors])
     ref = (nll + pen) / mask.sum(1)
     (g_ref,) = torch.autograd.grad(ref.sum(), t)
     value, grad = map_objective(net, theta, X, Y, mask, priors, regression, noise_prior)
@@ -514,8 +521,8 @@ def test_map_objective_gradient_matches_autograd(task, activation):
     torch.testing.assert_close(grad, g_ref, rtol=1e-10, atol=1e-12)
     for p, rows in priors:  # each prior's gradient in closed form
         w = theta[rows, :P].clone().requires_grad_(True)
-        (g,) = torch.autograd.grad(neg_log_prior(p, w, net.layers).sum(), w)
-        torch.testing.assert_close(neg_log_prior_grad(p, theta[rows, :P], net.layers)[1], g)
+        (g,) = torch.autograd.grad(p.neg_log_density(w, net.layers).sum(), w)
+        torch.testing.assert_close(p.neg_log_density_grad(theta[rows, :P], net.layers)[1], g)
     if regression:  # the noise held: no gradient in log tau, the same in the weights
         _, held = map_objective(net, theta, X, Y, mask, priors, regression, noise_prior,
                                 learn=False)

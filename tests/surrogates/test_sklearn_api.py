@@ -124,6 +124,9 @@ def test_trains_and_predicts_on_cuda(prior):
     model = BDL(hidden=(8,), epochs=20, prior=prior, device="cuda", kl_samples=2).fit(X, y)
     assert model.model_.guide.mu.device.type == "cuda"
     cpu = BDL(hidden=(8,), epochs=20, prior=prior, kl_samples=2).fit(X, y)
-    # same initial weights and batches; only the reparameterisation draws differ
-    assert model.predict(X).shape == cpu.predict(X).shape == (80,)
-    assert model.score(X, y) > 0.5
+    # same initial weights and batches; only the reparameterisation draws differ, so the two
+    # fits agree as two seeds of one fit do: the same quality, closely correlated predictions
+    on_gpu, on_cpu = model.predict(X), cpu.predict(X)
+    assert on_gpu.shape == on_cpu.shape == (80,)
+    assert model.score(X, y) > 0.5 and abs(model.score(X, y) - cpu.score(X, y)) < 0.15
+    assert np.corrcoef(on_gpu, on_cpu)[0, 1] > 0.95

@@ -6,7 +6,7 @@ import uqkit
 
 
 def test_a_worker_running_a_model_does_not_import_chaospy():
-    code = ("import sys, uqkit.adapters, uqkit.propagation, fem.batch; "
+    code = ("import sys, uqkit.adapters, uqkit.execution.propagation, fem.batch; "
             "print('chaospy' in sys.modules, 'scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
@@ -30,7 +30,7 @@ def test_source_digest_reads_a_module_without_importing_it():
     # the study's process keys its cache by the surrogates' code: it must not load torch for
     # that, and the key must be the one the imported modules give (old caches stay valid)
     code = ("import sys; from studies.common import code_version; "
-            "from uqkit.model import source_digest; "
+            "from uqkit.execution.model import source_digest; "
             "a = code_version('studies.membrane'); b = source_digest(['surrogates.bdl']); "
             "t = 'torch' in sys.modules or 'surrogates' in sys.modules; "
             "import surrogates.bdl, studies.membrane; "
@@ -42,7 +42,7 @@ def test_source_digest_reads_a_module_without_importing_it():
 
 
 def test_source_digest_of_an_unknown_module_raises_import_error():
-    from uqkit.model import source_digest
+    from uqkit.execution.model import source_digest
 
     try:
         source_digest(["uqkit.no_such_module"])

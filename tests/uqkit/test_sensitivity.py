@@ -8,10 +8,10 @@ import matplotlib
 import numpy as np
 import pytest
 
-from uqkit.benchmark_problems import ishigami, ishigami_inputs
-from uqkit.benchmark_problems import ishigami_indices as ishigami_exact
+from uqkit.reliability.problems import ishigami, ishigami_inputs
+from uqkit.reliability.problems import ishigami_indices as ishigami_exact
 from uqkit.inputs import RandomInputs
-from uqkit.propagation import PropagationError
+from uqkit.execution.propagation import PropagationError
 from uqkit.sensitivity import (SobolResult, _warn_inconsistent, pce_indices, plot_sobol,
                                saltelli_estimates, sobol_indices, sobol_indices_surrogate)
 

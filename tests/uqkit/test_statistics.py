@@ -71,3 +71,13 @@ def test_kde_of_a_constant_sample_is_refused():
 def test_non_finite_values_are_refused():
     with pytest.raises(ValueError, match="1 non-finite values"):
         S.describe([1.0, np.nan, 2.0])
+
+
+def test_quantile_interval_is_nan_beyond_the_sample():
+    from uqkit.statistics import quantile_interval
+
+    y = np.sort(np.random.default_rng(0).uniform(size=200))
+    lo, hi = quantile_interval(y, 0.99)
+    assert np.isnan(hi) and lo < 0.99
+    lo, hi = quantile_interval(y, 0.5)
+    assert lo < np.median(y) < hi

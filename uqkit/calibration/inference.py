@@ -76,7 +76,7 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
         (2.2, ('x',))
     """
     t0 = time.perf_counter()
-    from ..inputs import RandomInputs
+    from ..inputs.random_inputs import RandomInputs
 
     if not isinstance(prior, RandomInputs):
         raise ValueError(f"prior must be a uqkit.inputs.RandomInputs, got "
@@ -145,7 +145,7 @@ def _noise(noise_std, k):
     import chaospy
 
     if isinstance(noise_std, (str, tuple, chaospy.Distribution)):
-        from ..distributions import parse_distribution
+        from ..inputs.distributions import parse_distribution
 
         dist = noise_std if isinstance(noise_std, chaospy.Distribution) else \
             parse_distribution(noise_std, NOISE)
@@ -185,7 +185,7 @@ class _Evaluator:
 
     def __enter__(self):
         if not self.in_process:
-            from ..evaluation import ModelRunner
+            from ..execution.runner import ModelRunner
 
             self._runner = ModelRunner(self.model, self.prior, **self.execution).__enter__()
         return self
@@ -196,7 +196,7 @@ class _Evaluator:
         return False
 
     def to_inputs(self, u):
-        from ..evaluation import u_to_x
+        from ..inputs.transforms import u_to_x
 
         return u_to_x(self.prior, u[:, :self.prior.dim])
 
@@ -218,7 +218,7 @@ class _Evaluator:
                 var = np.asarray(var, dtype=float).reshape(len(X), -1)
         else:
             from .. import propagate
-            from ..sampling import Samples
+            from ..inputs.sampling import Samples
 
             store = None if self.store is None else \
                 os.path.join(os.fspath(self.store), f"batch-{self.batches:05d}")

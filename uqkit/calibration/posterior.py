@@ -90,7 +90,7 @@ class Posterior:
 
     def to_dict(self):
         """A JSON-friendly summary (no draws)."""
-        from ..cache import jsonable
+        from ..execution.cache import jsonable
 
         lo, hi = self.interval()
         return jsonable({"names": list(self.names), "mean": self.mean(), "std": self.std(),

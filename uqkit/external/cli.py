@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache import write_json
+from ..execution.cache import write_json
 from ..cli import UsageError, check_output_dir
 
 

@@ -4,7 +4,7 @@ Paths are relative to the file. Every section and key is checked: a misspelt key
 distribution, a missing template or a bad regular expression is a :class:`ConfigError` that
 names the key and the bad value, before any run. Format::
 
-    [inputs]                        # name = distribution (uqkit.distributions' specs)
+    [inputs]                        # name = distribution (uqkit.inputs.distributions' specs)
     E = "lognormal(mean=210000, std=10500)"
     P = "lognormal(mean=1000, std=100)"
     h = "normal(40, 1)"
@@ -132,7 +132,7 @@ def _known(table, keys, where, what):
 
 
 def _inputs(raw, where):
-    from ..inputs import RandomInputs
+    from ..inputs.random_inputs import RandomInputs
 
     inputs = {}
     for name, spec in raw["inputs"].items():
@@ -216,11 +216,11 @@ def _failure(section, output_names, where):
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or \
             not math.isfinite(limit):
         raise ConfigError(f"{where} {limits[0]} = {limit!r} must be a finite number")
-    from ..reliability import _methods, method_options
+    from ..reliability.api import METHODS, method_options
 
-    if settings["method"] not in _methods():
+    if settings["method"] not in METHODS:
         raise ConfigError(f"{where} method = {settings['method']!r} is not one of "
-                          f"{', '.join(_methods())}")
+                          f"{', '.join(METHODS)}")
     allowed = set(method_options(settings["method"])) - {"form_result"}
     _known({k: v for k, v in settings.items() if k not in FAILURE_KEYS}, allowed, where,
            f"option of method {settings['method']!r}")
@@ -243,7 +243,7 @@ class Margin:
                 setattr(self, attr, getattr(model, attr))
 
     def __call__(self, X, context=None):
-        from ..model import call_model, normalise_output
+        from ..execution.model import call_model, normalise_output
 
         out = normalise_output(call_model(self.model, X, context), len(X))
         y = out.values[:, self.column] if out.values.shape[1] > self.column else \
@@ -252,7 +252,7 @@ class Margin:
         return margin, out.status, out.reasons
 
     def describe(self):
-        from ..model import describe_model
+        from ..execution.model import describe_model
 
         return {"margin": {"column": self.column, "below": self.below, "above": self.above},
                 "model": describe_model(self.model)}

@@ -23,7 +23,7 @@ rerun retries.
 A setup that cannot work is refused before any run: a command that is not found, a
 placeholder that names no input, an input that no template uses, a bad output spec.
 
-May import :mod:`uqkit.model`, :mod:`uqkit.executors` and the other modules of this package.
+May import :mod:`uqkit.execution.model`, :mod:`uqkit.execution.executors` and the other modules of this package.
 """
 import os
 import shutil
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..executors import THREAD_VARIABLES
-from ..model import RunContext
+from ..execution.executors import THREAD_VARIABLES
+from ..execution.model import RunContext
 from .outputs import OutputError, as_output, read_output
 from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
@@ -258,7 +258,7 @@ class ExternalModel:
         content, the command and the program it finds, the output parsers (a function's
         code), the inputs, constants, environment and timeout, and the source of this
         package. An edited deck or parser is never served old results."""
-        from ..model import source_digest
+        from ..execution.model import source_digest
 
         return {"model": "uqkit.external", "templates": self.template.digest(),
                 "command": self.command, "shell": self.shell, "program": self.program,

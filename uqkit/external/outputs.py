@@ -252,7 +252,7 @@ class Output:
         return self.parse(run_dir)
 
     def describe(self):
-        from ..model import fingerprint
+        from ..execution.model import fingerprint
 
         return {"function": fingerprint(self.parse)["sha256"], "size": self.size}
 

@@ -10,10 +10,10 @@ in one of three ways, and none leaves a process running:
   started included;
 * the caller is stopped (Ctrl-C in this process, an exception): the group is killed before
   the exception goes on. A pool worker whose parent dies kills the groups it runs
-  (:func:`uqkit.executors.kill_child_groups`), and a pool shut down after Ctrl-C kills its
+  (:func:`uqkit.execution.executors.kill_child_groups`), and a pool shut down after Ctrl-C kills its
   workers' process trees (loky), these groups included.
 
-May import only the standard library and :mod:`uqkit.executors`.
+May import only the standard library and :mod:`uqkit.execution.executors`.
 """
 import os
 import select
@@ -22,7 +22,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from ..executors import track_child_group
+from ..execution.executors import track_child_group
 
 #: Files of the run directory that receive the program's standard output and error.
 STDOUT, STDERR = "stdout.txt", "stderr.txt"

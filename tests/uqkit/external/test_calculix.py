@@ -16,7 +16,7 @@ import pytest
 
 from uqkit import propagate
 from uqkit.external import FAILED_TIMEOUT, ExternalModel, Output
-from uqkit.sampling import Samples
+from uqkit.inputs.sampling import Samples
 
 pytestmark = pytest.mark.skipif(shutil.which("ccx") is None,
                                 reason="needs CalculiX's ccx: apt-get install calculix-ccx")

@@ -17,7 +17,7 @@ SCRIPT = textwrap.dedent("""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     from uqkit import propagate
     from uqkit.external import ExternalModel, Regex
-    from uqkit.sampling import Samples
+    from uqkit.inputs.sampling import Samples
 
     deck, store, pids, delay = sys.argv[1:5]
     model = ExternalModel(deck, ["sh", "run.sh"], outputs={"y": Regex(r"(\\S+)")},

@@ -8,14 +8,14 @@ import pytest
 from scipy import stats
 
 from uqkit import propagate
-from uqkit.executors import cpu_count
+from uqkit.execution.executors import cpu_count
 from uqkit.external import (FAILED_EXIT, FAILED_OUTPUT, FAILED_TIMEOUT, ExternalModel, Output,
                             Regex, Table)
 from uqkit.external.config import Margin
 from uqkit.inputs import RandomInputs
-from uqkit.propagation import default_workers
-from uqkit.sampling import Samples
-from uqkit.store import StoreMismatchError
+from uqkit.execution.propagation import default_workers
+from uqkit.inputs.sampling import Samples
+from uqkit.execution.store import StoreMismatchError
 
 # awk computes in doubles: 2 x + y^2 is the same float as numpy's
 FORMULA = "awk 'BEGIN {{ printf \"%.17g\\n\", 2 * ({x}) + ({y}) * ({y}) }}'"

@@ -1,0 +1,86 @@
+"""A BDL estimator on disk: one ``torch.save`` file of plain data (``weights_only`` loads).
+
+Format (``FORMAT``, version ``FORMAT_VERSION``): a dict with ``format``, ``version``,
+``estimator`` (the class name), ``config`` (the constructor arguments), ``sizes`` (the layer
+widths), ``state`` (the engine's tensors: the Laplace posterior's, or the mean-field model's
+state dict), ``x_scaler``, ``y_scaler``, ``single_output``, ``variance_scale`` and
+``classes``. Version 1 files (one class with a ``task`` setting) are read too.
+
+Imports numpy, torch and the package's networks, likelihoods, priors and scaling.
+"""
+import numpy as np
+import torch
+
+from ..laplace_fit import LaplacePosterior
+from ..likelihoods import CategoricalLikelihood, GaussianLikelihood
+from ..network import MeanFieldMLP
+from ..priors import make_prior
+from ..scaling import Standardizer
+from ..stacked import StackedMLP
+from .model import BayesianModel
+
+FORMAT = "uqkit-bdl"
+FORMAT_VERSION = 3
+
+
+def save(est, path):
+    """Write the fitted estimator ``est`` to ``path`` (the module docstring's format)."""
+    laplace = hasattr(est, "laplace_")
+    state = (est.laplace_.state() if laplace else
+             {k: v.detach().cpu() for k, v in est.model_.state_dict().items()})
+    sizes = est.net_.sizes if laplace else est.model_.guide.sizes
+    blob = {"format": FORMAT, "version": FORMAT_VERSION, "estimator": type(est).__name__,
+            "config": est._config(), "sizes": list(sizes), "state": state,
+            "x_scaler": est.x_scaler_.state(),
+            "y_scaler": None if est.y_scaler_ is None else est.y_scaler_.state(),
+            "single_output": bool(getattr(est, "single_output_", False)),
+            "variance_scale": (None if getattr(est, "variance_scale_", None) is None
+                               else est.variance_scale_.tolist()),
+            "classes": None if est._task == "regression" else est.classes_.tolist()}
+    torch.save(blob, path)
+
+
+def load(estimators, path, device=None):
+    """The estimator written by :func:`save` to ``path``, built from ``estimators`` (class
+    name -> class: :class:`BDL` or :class:`BDLClassifier`, whichever was saved)."""
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a saved BDL model")
+    if blob["version"] > FORMAT_VERSION:
+        raise ValueError(f"{path} has format version {blob['version']}; this uqkit reads "
+                         f"up to {FORMAT_VERSION}")
+    config = dict(blob["config"])
+    if blob["version"] == 1:  # one class with a task setting
+        task = config.pop("task")
+        name = "BDL" if task == "regression" else "BDLClassifier"
+        classes = None if blob["n_classes"] is None else list(range(blob["n_classes"]))
+        config["progress"] = None
+    else:
+        name, classes = blob["estimator"], blob["classes"]
+    if device is not None:
+        config["device"] = device
+    est = estimators[name](**config)
+    est.hidden = tuple(est.hidden)
+    sizes = blob["sizes"]
+    k = sizes[-1]
+    if config.get("inference", "meanfield") == "laplace":
+        est.net_ = StackedMLP(sizes, est.activation)
+        est.laplace_ = LaplacePosterior.from_state(blob["state"])
+    else:
+        likelihood = (GaussianLikelihood(k, est.noise_std, est.learn_noise,
+                                         est.noise_prior)
+                      if est._task == "regression" else CategoricalLikelihood(k))
+        guide = MeanFieldMLP(sizes, est.activation, est.init_std)
+        est.model_ = BayesianModel(guide, make_prior(est.prior), likelihood)
+        est.model_.load_state_dict(blob["state"])
+        est.model_.to(torch.device(est.device))
+    est.x_scaler_ = Standardizer.from_state(blob["x_scaler"])
+    est.y_scaler_ = None if blob["y_scaler"] is None else Standardizer.from_state(
+        blob["y_scaler"])
+    est.single_output_ = blob["single_output"]
+    est.n_features_in_ = sizes[0]
+    if blob.get("variance_scale") is not None:
+        est.variance_scale_ = np.asarray(blob["variance_scale"])
+    if classes is not None:
+        est.classes_ = np.asarray(classes)
+    return est

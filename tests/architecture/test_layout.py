@@ -1,0 +1,125 @@
+"""The layout's rules, checked on the source: no import cycle among the project's modules
+(imports inside functions included: a lazy import is still a dependency), the standalone
+packages import nothing of the others, no source file over 600 lines, and every module says
+what it holds in a docstring."""
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PACKAGES = ("uqkit", "fem", "surrogates", "studies")
+MAX_LINES = 600
+
+
+def _modules():
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name, path):
+    """The project modules that module ``name`` imports, anywhere in its source."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in MODULES:  # a name inside a module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _cycles(graph):
+    """Strongly connected components of more than one module (Tarjan, 1972)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _is_package_parent(a, b):
+    """A package's ``__init__`` importing its own submodules is not a cycle of concern."""
+    return b.startswith(a + ".") or a.startswith(b + ".")
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle_between_modules():
+    graph = {v: {w for w in ws if not _is_package_parent(v, w)} for v, ws in GRAPH.items()}
+    assert _cycles(graph) == []
+
+
+@pytest.mark.parametrize("package,forbidden", [("fem", ("uqkit", "surrogates", "studies")),
+                                               ("surrogates", ("uqkit", "fem", "studies")),
+                                               ("uqkit", ("studies",))])
+def test_the_standalone_packages_import_nothing_of_the_others(package, forbidden):
+    bad = {(v, w) for v, ws in GRAPH.items() if v.split(".")[0] == package for w in ws
+           if w.split(".")[0] in forbidden}
+    assert not bad
+
+
+def test_only_the_joining_modules_of_uqkit_import_fem_or_surrogates():
+    joining = ("uqkit.adapters", "uqkit.cli.fe")
+    bad = {(v, w) for v, ws in GRAPH.items() if v.startswith("uqkit") and v not in joining
+           for w in ws if w.split(".")[0] in ("fem", "surrogates")}
+    assert not bad
+
+
+def test_no_source_file_is_over_600_lines():
+    long = {str(p.relative_to(ROOT)): n for p in MODULES.values()
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long
+
+
+def test_every_module_starts_with_a_docstring():
+    bare = [name for name, path in MODULES.items()
+            if path.stat().st_size and ast.get_docstring(ast.parse(path.read_text())) is None]
+    assert not bare

@@ -1,0 +1,175 @@
+import json
+import os
+
+import numpy as np
+import pytest
+
+from uqkit import propagate, sample
+from uqkit.inputs import RandomInputs
+from uqkit.execution.model import RAISED
+from uqkit.execution.store import StoreMismatchError, load_dataset
+
+
+class Linear:
+    """y = A x + c for Gaussian x: exact mean A mu + c, covariance A Sigma A^T."""
+
+    input_names = ("x1", "x2", "x3")
+    A = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, 1.0]])
+    c = np.array([4.0, -1.0])
+
+    def __call__(self, X):
+        return X @ self.A.T + self.c
+
+
+class Flaky:
+    """Raises on rows with x1 > 1.5 and reports a failed status on rows with x1 < -1.5."""
+
+    def __call__(self, X):
+        if np.any(X[:, 0] > 1.5):
+            raise RuntimeError(f"diverged at x1={X[X[:, 0] > 1.5, 0][0]:.3f}")
+        status = np.where(X[:, 0] < -1.5, 7, 0)
+        reasons = np.where(status == 0, "ok", "did not converge")
+        return X[:, :1] * 2.0, status, reasons
+
+
+def gaussians():
+    return RandomInputs.from_spec({"x1": "normal(1, 2)", "x2": "normal(-1, 0.5)",
+                                   "x3": "normal(0, 3)"})
+
+
+def test_linear_model_exact_moments():
+    s = sample(gaussians(), 40_000, seed=3)
+    res = propagate(Linear(), s, executor="serial", progress=False)
+    mu = np.array([1.0, -1.0, 0.0])
+    cov = np.diag([4.0, 0.25, 9.0])
+    mean = Linear.A @ mu + Linear.c
+    sd = np.sqrt(np.diag(Linear.A @ cov @ Linear.A.T))
+    se = sd / np.sqrt(len(s))
+    assert np.all(np.abs(res.outputs.mean(0) - mean) < 4 * se)
+    assert np.all(np.abs(res.outputs.std(0) / sd - 1) < 4 / np.sqrt(2 * len(s)))
+    assert res.computed == 40_000 and res.loaded == 0 and res.n_failed == 0
+
+
+def test_named_columns_are_reordered_for_the_model():
+    s = sample(gaussians(), 10, seed=1)
+    swapped = type(s)(s.values[:, ::-1], s.names[::-1])
+    a = propagate(Linear(), s, executor="serial", progress=False).outputs
+    b = propagate(Linear(), swapped, executor="serial", progress=False).outputs
+    assert np.array_equal(a, b)
+
+
+def test_failures_are_recorded_not_dropped():
+    s = sample(gaussians(), 500, seed=4)
+    res = propagate(Flaky(), s, executor="serial", chunk_size=50, progress=False)
+    x1 = s["x1"]
+    assert len(res.status) == 500
+    assert np.all(res.status[x1 > 1.5] == RAISED)
+    assert all(r.startswith("raised RuntimeError: diverged") for r in res.reasons[x1 > 1.5])
+    assert np.all(res.status[x1 < -1.5] == 7)
+    ok = (x1 >= -1.5) & (x1 <= 1.5)
+    assert np.all(res.status[ok] == 0)
+    assert np.array_equal(res.outputs[ok, 0], 2 * x1[ok])
+    assert np.isnan(res.outputs[x1 > 1.5]).all()
+    assert "did not converge" in res.summary() and res.n_failed == int((~ok).sum())
+
+
+def test_store_resume_and_mismatch(tmp_path):
+    s = sample(gaussians(), 300, seed=5)
+    store = tmp_path / "study"
+    first = propagate(Linear(), s, executor="serial", chunk_size=64, store=store,
+                      settings={"seed": 5}, progress=False)
+    assert (first.computed, first.loaded) == (300, 0)
+    again = propagate(Linear(), s, executor="serial", chunk_size=64, store=store,
+                      settings={"seed": 5}, progress=False)
+    assert (again.computed, again.loaded) == (0, 300)
+    assert np.array_equal(first.outputs, again.outputs)
+    # a lost chunk is recomputed, the rest loaded
+    os.remove(store / "chunks" / "chunk-000002.npz")
+    third = propagate(Linear(), s, executor="serial", chunk_size=64, store=store,
+                      settings={"seed": 5}, progress=False)
+    assert (third.computed, third.loaded) == (64, 236)
+    with pytest.raises(StoreMismatchError, match=r"other settings \(seed: stored 5, now 6\)"):
+        propagate(Linear(), s, executor="serial", chunk_size=64, store=store,
+                  settings={"seed": 6}, progress=False)
+    with pytest.raises(StoreMismatchError, match="chunk_size"):
+        propagate(Linear(), s, executor="serial", chunk_size=32, store=store,
+                  settings={"seed": 5}, progress=False)
+    # documented format: numpy alone reads it
+    with np.load(store / "chunks" / "chunk-000000.npz") as d:
+        assert set(d.files) == {"start", "inputs", "outputs", "status", "reasons",
+                                  "seconds"}
+    data = load_dataset(store)
+    assert np.array_equal(data["outputs"], first.outputs)
+    manifest = json.loads((store / "manifest.json").read_text())
+    assert manifest["settings"]["chunk_size"] == 64 and "n" not in manifest["settings"]
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="takes 3 inputs"):
+        propagate(Linear(), np.zeros((4, 2)), executor="serial", progress=False)
+    with pytest.raises(ValueError, match=r"\(n, d\) array"):
+        propagate(Linear(), np.zeros(4), executor="serial", progress=False)
+    with pytest.raises(ValueError, match="unknown executor kind 'gpu'"):
+        propagate(Linear(), np.zeros((4, 3)), executor="gpu", progress=False)
+    with pytest.raises(ValueError, match="chunk_size must be >= 1"):
+        propagate(Linear(), np.zeros((4, 3)), executor="serial", chunk_size=0, progress=False)
+
+
+def test_process_pool_and_dask_give_identical_results():
+    distributed = pytest.importorskip("distributed")
+    from uqkit.adapters import MembraneModel
+    from uqkit.presets import table3
+
+    s = sample(table3(), 24, seed=9)
+    model = MembraneModel()
+    pool = propagate(model, s, workers=2, chunk_size=6, progress=False)
+    serial = propagate(model, s, executor="serial", chunk_size=6, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        dask = propagate(model, s, dask=cluster.scheduler_address, chunk_size=6,
+                         progress=False)
+    assert pool.n_failed == 0
+    assert np.array_equal(pool.outputs, serial.outputs)
+    assert np.array_equal(pool.outputs, dask.outputs)
+
+
+class _RecordsContext:
+    """A model that takes a run context and answers with its rows' indices; rows 4 and 9
+    raise while the file ``flaky`` exists."""
+
+    takes_context = True
+
+    def __init__(self, flaky=None):
+        self.flaky = flaky
+
+    def __call__(self, X, context=None):
+        assert context.store is None or os.path.isabs(context.store)
+        failing = {4, 9} if self.flaky and os.path.exists(self.flaky) else set()
+        status = np.array([RAISED if r in failing else 0 for r in context.rows])
+        return context.rows.astype(float), status
+
+
+def test_a_context_model_gets_its_rows_indices_and_the_store(tmp_path):
+    s = np.zeros((11, 1))
+    res = propagate(_RecordsContext(), s, executor="serial", chunk_size=3, progress=False)
+    assert res.outputs[:, 0].tolist() == list(range(11))
+    # a retried row of a stored chunk is told its own index, not its place in the retry batch
+    store, flaky = tmp_path / "st", tmp_path / "flaky"
+    flaky.touch()
+    first = propagate(_RecordsContext(flaky), s, executor="serial", chunk_size=3, store=store,
+                      progress=False)
+    assert np.flatnonzero(first.status).tolist() == [4, 9]
+    flaky.unlink()
+    again = propagate(_RecordsContext(flaky), s, executor="serial", chunk_size=3, store=store,
+                      progress=False)
+    assert again.computed == 2 and again.outputs[:, 0].tolist() == list(range(11))
+
+
+def test_the_summary_lists_ten_reasons_and_counts_the_rest():
+    def model(X):
+        return X[:, 0], np.ones(len(X), int), np.array([f"reason {int(x)}" for x in X[:, 0]])
+
+    res = propagate(model, np.arange(13.0)[:, None], executor="serial", progress=False)
+    lines = res.summary().splitlines()
+    assert len(lines) == 12 and lines[-1] == ("  ... and 3 more failed runs with 3 other "
+                                              "reasons (see reasons, or to_csv)")

@@ -1,0 +1,60 @@
+"""Propagation edge cases: each chunk saved as it finishes, a differently configured model
+refused by a store, array predictions of a surrogate, failed rows and their reasons."""
+import functools
+import os
+
+import numpy as np
+import pytest
+
+from uqkit import propagate
+from uqkit.adapters import SurrogateModel
+from uqkit.execution.model import normalise_output
+from uqkit.execution.store import StoreMismatchError
+
+
+def test_serial_run_saves_each_chunk_and_an_interrupt_keeps_them(tmp_path):
+    seen = []
+
+    def model(X):
+        seen.append(len(os.listdir(tmp_path / "s" / "chunks")))
+        if len(seen) == 4:
+            raise KeyboardInterrupt
+        return X
+
+    with pytest.raises(KeyboardInterrupt):
+        propagate(model, np.arange(50.0).reshape(-1, 1), executor="serial", chunk_size=5,
+                  store=tmp_path / "s", progress=False)
+    assert seen == [0, 1, 2, 3]  # chunk k starts with k finished chunks on disk
+    assert len(os.listdir(tmp_path / "s" / "chunks")) == 3
+
+
+def _scaled(X, a):
+    return a * X
+
+
+def test_store_refuses_a_differently_configured_model(tmp_path):
+    X = np.arange(8.0).reshape(-1, 2)
+    propagate(functools.partial(_scaled, a=1.0), X, executor="serial", store=tmp_path / "s",
+              progress=False)
+    with pytest.raises(StoreMismatchError, match="model"):
+        propagate(functools.partial(_scaled, a=100.0), X, executor="serial",
+                  store=tmp_path / "s", progress=False)
+
+
+def test_surrogate_adapter_takes_array_predictions(tmp_path):
+    from sklearn.linear_model import LinearRegression
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    lr = LinearRegression().fit(X, X @ [1.0, 2.0])
+    res = propagate(SurrogateModel(lr), X[:4], executor="serial", progress=False)
+    assert res.n_failed == 0 and np.allclose(res.outputs[:, 0], X[:4] @ [1.0, 2.0])
+    other = LinearRegression().fit(X, X @ [3.0, 2.0])
+    assert SurrogateModel(lr).describe() != SurrogateModel(other).describe()
+
+
+def test_failed_rows_are_nan_and_reasons_must_align():
+    out = normalise_output((np.ones((3, 2)), np.array([0, 1, 0])), 3)
+    assert np.isnan(out.values[1]).all() and np.isfinite(out.values[[0, 2]]).all()
+    assert out.reasons.tolist() == ["ok", "model status 1", "ok"]
+    with pytest.raises(ValueError, match=r"reasons of shape \(1,\); expected \(3,\)"):
+        normalise_output((np.ones((3, 2)), np.array([0, 1, 0]), ["bad"]), 3)

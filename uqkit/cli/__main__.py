@@ -1,0 +1,4 @@
+"""``python -m uqkit.cli``: the ``uqkit`` command."""
+from .app import command
+
+command()

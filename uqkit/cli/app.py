@@ -1,0 +1,104 @@
+"""The ``uqkit`` command: its parser, its entry point and how it reports errors.
+
+Subcommands, each registered through the ``uqkit.commands`` entry point group:
+    fe      solve one membrane with the built-in FE model (:mod:`uqkit.cli.fe`)
+    run     run an external program over samples from a TOML file (:mod:`uqkit.external`),
+    study   run one of the paper's studies (the ``studies`` package)
+
+Bad input exits with code 2 and a one-line message on stderr; Ctrl-C exits with code 130
+after saving what finished. Imports the standard library and :mod:`uqkit.execution` only.
+"""
+import argparse
+import os
+import sys
+
+#: Entry point group of further subcommands: each is ``add(subparsers)``.
+COMMANDS = "uqkit.commands"
+
+
+class UsageError(Exception):
+    """A bad command-line value: reported on one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are :class:`UsageError`."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def check_output_dir(path, what="uqkit: --out"):
+    """Refuse an output directory that is an existing file or cannot be created or written.
+
+    Raises:
+        UsageError: naming the path and the reason.
+    """
+    import os
+    import tempfile
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{what} {path!r} is an existing file, not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as exc:
+        raise UsageError(f"{what} {path!r} cannot be written: {exc.strerror}") from None
+
+
+def build_parser():
+    """The ``uqkit`` parser, with every subcommand registered under :data:`COMMANDS` (``fe``,
+    ``run``, ``study``)."""
+    from importlib.metadata import entry_points
+
+    from importlib.metadata import PackageNotFoundError, version
+
+    parser = Parser(prog="uqkit", description="Structural uncertainty quantification: FE "
+                    "solves of the built-in membrane, studies of external programs and the "
+                    "paper's studies.")
+    try:
+        parser.add_argument("--version", action="version", version=f"uqkit {version('uqkit')}")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        pass
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
+                                metavar="{fe,run,study}",
+                                help="fe: solve one membrane; run: run an external program "
+                                     "over samples from a TOML file; study: run one of the "
+                                     "paper's studies (uqkit COMMAND --help says more)")
+    for ep in sorted(entry_points(group=COMMANDS), key=lambda e: e.name):
+        ep.load()(sub)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the ``uqkit`` command; returns the exit code."""
+    from ..execution.propagation import PropagationError, PropagationInterrupted
+
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except UsageError as exc:
+        print(str(exc).replace("\n", " "), file=sys.stderr)
+        return 2
+    except PropagationInterrupted as exc:
+        print(exc.message(), file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("uqkit: interrupted", file=sys.stderr)
+        return 130
+    except PropagationError as exc:
+        print(f"uqkit: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def command():
+    """The ``uqkit`` console script: :func:`main`, then the exit without waiting for the
+    worker pool's idle processes to shut their interpreters down (every result is saved by
+    then; about a second of a study's wall time)."""
+    from ..execution.executors import release_workers
+
+    # glibc keeps freed memory for torch's next steps in this process and its workers
+    # (surrogates.allocator: opt-in for a library, on for the command)
+    os.environ.setdefault("UQKIT_MALLOC", "keep")
+    code = main()
+    release_workers()
+    sys.exit(code)

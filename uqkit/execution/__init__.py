@@ -1,0 +1,17 @@
+"""Execution: a model run over samples, on local cores or a Dask cluster, resumably.
+
+Layer: below :mod:`uqkit.inputs`, above the analyses. ``model`` states the model protocol
+(outputs, statuses, identity); ``executors`` the pools; ``propagation`` runs a model over a
+sample in chunks; ``store`` and ``cache`` keep finished runs on disk; ``runner`` batches an
+analysis's calls on one pool. Imports numpy, loky, Dask (when asked), :mod:`uqkit.inputs`
+and :mod:`uqkit.validation`; never fem or surrogates.
+"""
+from .._lazy import lazy_exports
+
+_EXPORTS = {"propagate": "propagation", "PropagationResult": "propagation",
+            "PropagationError": "propagation", "PropagationInterrupted": "propagation",
+            "StudyStore": "store", "load_dataset": "store", "ResultCache": "cache",
+            "ModelRunner": "runner", "RunContext": "model", "make_executor": "executors"}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

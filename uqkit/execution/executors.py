@@ -1,0 +1,378 @@
+"""Executors that run model chunks: a local process pool, a Dask cluster, or in-process.
+
+All are ``concurrent.futures.Executor`` objects, so :func:`uqkit.propagate` treats them alike.
+
+The local pool is loky's (the process pool behind joblib). Its workers are fresh interpreters
+(fork + exec), which makes it safe where a plain ``fork`` is not: on macOS, and from a parent
+that already runs threads (tqdm, torch, numba, ``fem.solve_batch``'s thread pool). Models are
+sent with cloudpickle, so functions and lambdas defined in a notebook or in ``__main__`` work,
+and the workers do not re-run the parent's ``__main__``, so a script without an
+``if __name__ == "__main__":`` guard works too. Each worker:
+
+* caps its BLAS, OpenMP, numba and torch threads to one before anything loads them
+  (:func:`pin_threads`), so k workers on k cores do not oversubscribe them;
+* ignores SIGINT: Ctrl-C reaches the parent, which saves what finished and stops the pool;
+* exits by itself when its parent dies (SIGKILL included): a watchdog thread polls the
+  parent's PID (:func:`watch_parent`).
+
+This module imports nothing heavy, so that a worker can cap its thread pools before numpy,
+numba or torch start theirs.
+"""
+import os
+import sys
+import threading
+from concurrent.futures import Executor, Future
+from contextlib import contextmanager
+
+#: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+#: Seconds between two checks of a worker's watchdog on its parent.
+WATCHDOG_INTERVAL = 0.5
+
+
+def pin_threads(n=1):
+    """Cap this process's BLAS, OpenMP, numba and torch threads to ``n``.
+
+    Safe whatever is already loaded. numba reads ``NUMBA_NUM_THREADS`` again whenever it
+    compiles, and refuses a value that differs from the size of a thread pool it has already
+    launched; so the variable is changed only while numba's pool is not running (and numba's
+    own setting with it), and a running pool is capped with ``numba.set_num_threads``
+    instead.
+    """
+    numba_running = False
+    if "numba" in sys.modules:
+        from numba.np.ufunc import parallel
+
+        numba_running = bool(parallel._is_initialized)
+    for var in THREAD_VARIABLES:
+        if not (var == "NUMBA_NUM_THREADS" and numba_running):
+            os.environ[var] = str(n)
+    if "numba" in sys.modules:
+        import numba
+
+        if numba_running:
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        else:
+            numba.config.NUMBA_NUM_THREADS = n
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(n)
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)
+
+
+#: Process groups of the programs this process runs now (:mod:`uqkit.external`), which
+#: :func:`kill_child_groups` ends when the process itself must end at once.
+_child_groups = set()
+
+
+def track_child_group(pgid, running=True):
+    """Record (``running``) or forget a process group this process started."""
+    (_child_groups.add if running else _child_groups.discard)(pgid)
+
+
+def kill_child_groups():
+    """SIGKILL every process group recorded by :func:`track_child_group`."""
+    import signal
+
+    for pgid in list(_child_groups):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:  # already gone
+            pass
+    _child_groups.clear()
+
+
+def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
+    """Start a daemon thread that ends this process as soon as ``parent_pid`` is no longer
+    its parent (the parent died and the process was re-parented), and with it the programs
+    it runs (:func:`kill_child_groups`: they live in process groups of their own, which the
+    exit would leave running)."""
+
+    def watch():
+        import time
+
+        while True:
+            if os.getppid() != parent_pid:
+                end_worker()
+            time.sleep(interval)
+
+    threading.Thread(target=watch, name="uqkit-parent-watchdog", daemon=True).start()
+
+
+def worker_init(parent_pid, threads=1, code_key=None):
+    """Initializer of every local worker: thread caps, SIGINT ignored, SIGTERM ends the
+    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog.
+    ``code_key`` only tells pools apart (see :func:`local_executor`)."""
+    import signal
+
+    pin_threads(threads)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, end_worker)
+    watch_parent(parent_pid)
+
+
+def end_worker(signum=None, frame=None):
+    """End this process at once, and the programs it runs (:func:`kill_child_groups`): a
+    worker's SIGTERM handler and its watchdog's end."""
+    kill_child_groups()
+    os._exit(1)
+
+
+def cpu_count():
+    """Cores available to this process: :func:`loky.cpu_count`, which respects the CPU
+    affinity mask and a container's CPU quota (cgroups), where ``os.cpu_count`` counts the
+    host's cores."""
+    import loky
+
+    return loky.cpu_count()
+
+
+#: Seconds between two checks for signals while the main thread waits for futures.
+SIGNAL_POLL = 0.25
+
+
+#: The SIGINT latches of the :func:`interrupt_guard` blocks running in the main thread.
+_interrupt_latches = []
+
+
+@contextmanager
+def interrupt_guard():
+    """Make a Ctrl-C that Python dropped stop the block anyway (see :func:`check_interrupt`).
+
+    Python runs a SIGINT handler in the main thread at its next bytecode, and that may be in
+    code the garbage collector runs: a weakref callback, a ``__del__``, a ``gc.callbacks``
+    entry (an in-process Dask scheduler installs one). The KeyboardInterrupt the handler
+    raises there is reported as "Exception ignored in ..." and dropped, so the Ctrl-C is lost.
+    The longer the session (more garbage, longer collections) and the busier the main thread,
+    the likelier: in the full test suite a Ctrl-C was lost in a finished ThreadPoolExecutor's
+    weakref callback, run by a collection while propagate read the installed distributions.
+
+    While the block runs, SIGINT's handler is wrapped: when it raises KeyboardInterrupt, that
+    is recorded, and :func:`check_interrupt` (called by :func:`iter_completed` at every
+    poll) raises it again if the block is still running. Only in the main thread, and only
+    over a Python handler (Python's default one or the user's): an ignored or default SIGINT
+    is left alone, and a handler that does not raise still does not stop anything. The
+    previous handler is put back at the end, unless the block replaced it.
+    """
+    import signal
+
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    latch = [False]
+
+    def handler(signum, frame):
+        try:
+            previous(signum, frame)
+        except KeyboardInterrupt:
+            latch[0] = True
+            raise
+
+    signal.signal(signal.SIGINT, handler)
+    _interrupt_latches.append(latch)
+    try:
+        yield
+    finally:
+        _interrupt_latches.remove(latch)
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, previous)
+
+
+def check_interrupt():
+    """Raise KeyboardInterrupt if SIGINT's handler raised one inside a running
+    :func:`interrupt_guard` block: it never reached the block, or the block would have ended."""
+    if any(latch[0] for latch in _interrupt_latches):
+        for latch in _interrupt_latches:  # nested blocks saw the same one
+            latch[0] = False
+        raise KeyboardInterrupt
+
+
+def iter_completed(futures, poll=SIGNAL_POLL):
+    """Yield ``futures`` as they complete, like ``concurrent.futures.as_completed``, but wait
+    in slices of ``poll`` seconds, and check for a dropped Ctrl-C (:func:`check_interrupt`)
+    after each.
+
+    Python runs signal handlers in the main thread only, and a signal may be delivered to any
+    thread of the process: a Ctrl-C that lands in one of the pool's helper threads does not
+    wake a main thread blocked in an untimed wait (``as_completed`` waits so), which would then
+    hang until a future completes. Timed waits let the main thread see it within ``poll``.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        check_interrupt()
+        done, pending = wait(pending, timeout=poll, return_when=FIRST_COMPLETED)
+        yield from done
+
+
+class SerialExecutor(Executor):
+    """Runs each task at submit time in this process (for debugging and tiny jobs)."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - handed to the future like a pool would
+            future.set_exception(exc)
+        return future
+
+
+#: The default start method of local workers (see the module docstring).
+DEFAULT_START_METHOD = "loky"
+#: Seconds an idle local worker waits for more work before it exits.
+IDLE_SECONDS = 60
+
+
+def check_picklable(obj, what="the model"):
+    """Raise a ValueError that says what to do if ``obj`` cannot be sent to a worker process
+    (cloudpickle, as the pool sends it)."""
+    import cloudpickle
+
+    try:
+        cloudpickle.dumps(obj)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure means the same to the user
+        raise ValueError(
+            f"{what} cannot be sent to worker processes ({type(exc).__name__}: {exc}). Make it "
+            "a module-level function or a class instance without open files, locks or "
+            "connections, or run in this process with executor='serial'") from None
+
+
+def local_executor(workers=None, start_method=None, threads=1, code_key=None):
+    """A loky process pool of ``workers`` (default: every core) processes, each pinned to
+    ``threads`` threads and watching this process (:func:`worker_init`).
+
+    The pool is loky's reusable one: a later call with the same settings and the same
+    ``code_key`` gets the same workers back (warm, their imports and JIT caches loaded); another
+    key gets fresh workers. Workers import a model's module once, so a pool kept across a
+    change of the model's code would run the old code: callers pass a key of the model's
+    identity (:func:`uqkit.execution.model.identity_key`, which hashes its code). Idle workers exit
+    after :data:`IDLE_SECONDS`.
+
+    Args:
+        workers: number of processes.
+        start_method: loky's context name: ``"loky"`` (default, fork + exec),
+            ``"loky_init_main"`` (also runs the parent's ``__main__``), ``"spawn"``.
+        threads: threads per worker.
+        code_key: a string naming the code the workers will run.
+    """
+    from loky import get_reusable_executor
+    from loky.backend.context import get_context
+
+    global _pool
+    workers = cpu_count() if workers is None else int(workers)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got workers={workers}")
+    env = {var: str(threads) for var in THREAD_VARIABLES}
+    _pool = get_reusable_executor(max_workers=workers,
+                                  context=get_context(start_method or DEFAULT_START_METHOD),
+                                  timeout=IDLE_SECONDS, initializer=worker_init,
+                                  initargs=(os.getpid(), threads, code_key), env=env)
+    return _pool
+
+
+#: The local pool :func:`local_executor` gave last (loky keeps it up for reuse).
+_pool = None
+
+
+def release_workers():
+    """Stop the local pool's workers at once, without waiting for their interpreters to shut
+    down (about a second when they hold torch): for a process about to exit, whose results
+    are saved. A later :func:`local_executor` starts a new pool."""
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=True, kill_workers=True)
+        _pool = None
+
+
+def stop_executor(ex, wait=True):
+    """Shut a pool down; ``wait=False`` kills its workers at once (after an interrupt), and
+    every process they started (an external program's solver, in a session of its own)."""
+    if isinstance(ex, SerialExecutor):
+        return
+    from loky import ProcessPoolExecutor
+
+    if isinstance(ex, ProcessPoolExecutor):
+        if not wait:
+            _end_workers(list(getattr(ex, "_processes", {}).values()))
+        ex.shutdown(wait=wait, kill_workers=not wait)
+    else:
+        ex.shutdown(wait=wait, cancel_futures=True)
+
+
+#: Seconds a worker has to end itself on SIGTERM before it is killed.
+WORKER_GRACE = 2.0
+
+
+def _end_workers(processes, grace=WORKER_GRACE):
+    """End a pool's workers now, here rather than in loky's manager thread (a process that
+    exits right after may not leave it the time): SIGTERM first, on which a worker kills the
+    programs it runs (in sessions of their own, out of reach of a process-tree kill that
+    races their start) and exits; then, after ``grace`` seconds, SIGKILL to what is left and
+    its descendants."""
+    import signal
+    import time
+
+    from loky.backend.utils import kill_process_tree
+
+    for process in processes:
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+        except OSError:  # already gone
+            pass
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            try:
+                kill_process_tree(process)
+            except (OSError, ValueError):  # gone meanwhile
+                pass
+
+
+@contextmanager
+def make_executor(kind="local", workers=None, address=None, code_key=None):
+    """Context manager yielding an executor. A local pool stays up for the next call (see
+    :func:`local_executor`), except when the block ends by an exception such as
+    KeyboardInterrupt: then its workers are killed at once. A Dask client made here is
+    closed.
+
+    Args:
+        kind: ``"local"`` (process pool), ``"serial"`` or ``"dask"``.
+        workers: processes of the local pool.
+        address: scheduler address of a Dask cluster (``tcp://host:8786``), for ``"dask"``;
+            a ``distributed.Client`` object also works.
+        code_key: for ``"local"``, a key of the code to run (see :func:`local_executor`).
+    """
+    if kind == "serial":
+        yield SerialExecutor()
+    elif kind == "local":
+        ex = local_executor(workers, code_key=code_key)
+        try:
+            yield ex
+        except BaseException:
+            stop_executor(ex, wait=False)
+            raise
+    elif kind == "dask":
+        if address is None:
+            raise ValueError("kind='dask' needs the scheduler address, e.g. tcp://10.0.0.5:8786")
+        from distributed import Client
+
+        own = not isinstance(address, Client)
+        try:
+            client = Client(address, timeout=30) if own else address
+        except OSError as exc:
+            raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+        try:
+            yield client.get_executor()
+        finally:
+            if own:
+                client.close()
+    else:
+        raise ValueError(f"unknown executor kind {kind!r}; use 'local', 'serial' or 'dask'")

@@ -1,0 +1,520 @@
+"""Monte Carlo propagation: run a model over samples in chunks on an executor, with an
+optional resumable study store.
+
+Example:
+    >>> import numpy as np
+    >>> from uqkit import propagate, sample
+    >>> from uqkit.inputs import RandomInputs
+    >>> inputs = RandomInputs.from_spec({"x": "normal(1, 2)"})
+    >>> res = propagate(lambda X: 3 * X, sample(inputs, 1000, seed=0), executor="serial",
+    ...                 progress=False)
+    >>> res.computed, res.loaded, res.outputs.shape
+    (1000, 0, (1000, 1))
+"""
+import logging
+import math
+import os
+import time
+from collections import Counter
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_count,
+                        interrupt_guard, iter_completed, make_executor)
+from .model import (RAISED, ModelOutput, RunContext, describe_model, evaluate, identity_key,
+                    stack_values)
+from ..inputs.sampling import Samples
+from .store import StudyStore
+
+log = logging.getLogger("uqkit")
+
+#: ``retry_failed`` settings: which stored failures a rerun computes again.
+RETRY = ("errors", "all", "none")
+#: Rows that must all have raised one and the same error before a propagation stops early
+#: (they must also include the first, the middle and the last chunk to compute).
+SYSTEMATIC_ROWS = 32
+#: Distinct failure reasons that :meth:`PropagationResult.summary` lists one by one.
+SUMMARY_REASONS = 10
+
+
+class PropagationError(RuntimeError):
+    """A propagation that cannot give results: the infrastructure failed (a worker died, a
+    task could not be sent) or every run failed on one and the same error."""
+
+
+class PropagationInterrupted(KeyboardInterrupt):
+    """Ctrl-C: the finished chunks were saved. ``saved`` and ``total`` count runs; ``store``
+    is the directory (None without a store)."""
+
+    def __init__(self, saved, total, store):
+        super().__init__(f"saved {saved} of {total} runs")
+        self.saved, self.total, self.store = saved, total, store
+
+    def message(self):
+        """One line for the user."""
+        if self.store is None:
+            return (f"uqkit: interrupted after {self.saved} of {self.total} runs (no store: "
+                    "nothing was saved; pass a store directory to make a run resumable)")
+        return (f"saved {self.saved} of {self.total} runs to {self.store}; rerun the same "
+                "command to resume")
+
+
+@dataclass
+class PropagationResult:
+    """Outputs of :func:`propagate` for n rows.
+
+    Attributes:
+        inputs: the :class:`uqkit.inputs.sampling.Samples` that were run.
+        outputs: (n, k) model outputs (NaN where a row failed).
+        status: (n,) int, 0 for a good row.
+        reasons: (n,) str, why a row failed ("ok" otherwise).
+        computed: model runs computed in this invocation (retried rows included).
+        loaded: model runs loaded from the study store.
+        seconds: wall time of this invocation.
+        output_names: names of the output columns, if the model gave them.
+        compute_seconds: summed wall time of the model evaluations of every row, loaded ones
+            included (one worker's time; divide by the workers for a parallel run's share).
+        rows_rerun: rows run one by one after the model raised on their whole batch.
+        batch_errors: Counter of the exceptions with which whole batches failed.
+    """
+
+    inputs: Samples
+    outputs: np.ndarray
+    status: np.ndarray
+    reasons: np.ndarray
+    computed: int
+    loaded: int
+    seconds: float
+    output_names: tuple = field(default=())
+    compute_seconds: float = 0.0
+    rows_rerun: int = 0
+    batch_errors: Counter = field(default_factory=Counter)
+
+    @property
+    def ok(self):
+        return self.status == 0
+
+    @property
+    def n_failed(self):
+        return int((self.status != 0).sum())
+
+    def good_outputs(self):
+        """(n_ok, k) outputs of the rows that succeeded."""
+        return self.outputs[self.ok]
+
+    def failures(self):
+        """Counter of failure reasons."""
+        return Counter(self.reasons[~self.ok].tolist())
+
+    def _export_outputs(self):
+        """(names, (n, k) values) of the outputs to export: the model's output names, the
+        values padded with NaN where every run failed and so none has outputs."""
+        names = self.output_names or tuple(f"y{j}" for j in range(self.outputs.shape[1]))
+        values = self.outputs
+        if values.shape[1] < len(names):
+            values = np.full((len(values), len(names)), np.nan)
+        return names, values
+
+    def columns(self):
+        """The column names of :meth:`to_csv`: inputs, outputs, ``status``, ``reason``."""
+        return (*self.inputs.names, *self._export_outputs()[0], "status", "reason")
+
+    def to_csv(self, path):
+        """Write one row per run: inputs, outputs (empty where a run failed), status and
+        reason, under a header of their names."""
+        import csv
+
+        with open(path, "w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(self.columns())
+            values = self._export_outputs()[1]
+            for x, y, s, r in zip(self.inputs.values, values, self.status, self.reasons):
+                writer.writerow([*map(repr, x.tolist()),
+                                 *("" if v != v else repr(v) for v in y.tolist()), int(s), r])
+
+    def to_dataframe(self):
+        """The runs as a pandas DataFrame, columns as :meth:`to_csv` (pandas is optional)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe needs pandas (pip install pandas); to_csv does "
+                              "not") from None
+        out_names, values = self._export_outputs()
+        frame = pd.DataFrame(self.inputs.values, columns=list(self.inputs.names))
+        for j, name in enumerate(out_names):
+            frame[name] = values[:, j]
+        frame["status"], frame["reason"] = self.status, self.reasons
+        return frame
+
+    def summary(self):
+        n = len(self.status)
+        lines = [f"{n} runs: {n - self.n_failed} ok, {self.n_failed} failed; "
+                 f"{self.computed} computed now, {self.loaded} loaded from the store; "
+                 f"{self.seconds:.1f} s"]
+        failures = self.failures().most_common()
+        for reason, count in failures[:SUMMARY_REASONS]:
+            lines.append(f"  {count} x {reason}")
+        if len(failures) > SUMMARY_REASONS:
+            rest = sum(count for _, count in failures[SUMMARY_REASONS:])
+            others = len(failures) - SUMMARY_REASONS
+            lines.append(f"  ... and {rest} more failed runs with {others} other reasons (see "
+                         "reasons, or to_csv)")
+        if self.rows_rerun:
+            first = self.batch_errors.most_common(1)[0][0]
+            lines.append(f"  {self.rows_rerun} rows re-run one by one after "
+                         f"{sum(self.batch_errors.values())} batch calls raised (most often: "
+                         f"{first})")
+        return "\n".join(lines)
+
+
+def default_chunk_size(n):
+    """Rows per chunk of a new store (or a run without one): about 64 chunks for n rows. A
+    store keeps the chunk size it was made with (see :func:`propagate`)."""
+    return int(min(1024, max(16, math.ceil(n / 64))))
+
+
+def _run_chunk(model, X, context):
+    return evaluate(model, X, context)
+
+
+def default_workers(model):
+    """Processes of a local pool when the caller names none: every core, shared among runs
+    that take ``model.cores_per_run`` cores each."""
+    return max(1, cpu_count() // max(1, int(getattr(model, "cores_per_run", 1))))
+
+
+def _align(model, samples):
+    """The input array in the column order the model expects."""
+    if isinstance(samples, Samples):
+        names = getattr(model, "input_names", None)
+        if names is not None and tuple(names) != samples.names:
+            missing = [n for n in names if n not in samples.names]
+            if missing:
+                raise ValueError(f"the model needs inputs {tuple(names)} but the samples have "
+                                 f"{samples.names}; missing {missing}")
+            return samples, np.column_stack([samples[n] for n in names])
+        return samples, samples.values
+    X = np.asarray(samples, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"samples must be an (n, d) array, got shape {X.shape}")
+    names = getattr(model, "input_names", None)
+    if names is not None and X.shape[1] != len(names):
+        raise ValueError(f"the model takes {len(names)} inputs {tuple(names)} but the samples "
+                         f"have {X.shape[1]} columns")
+    names = tuple(names) if names is not None else tuple(f"x{i}" for i in range(X.shape[1]))
+    return Samples(X, names), X
+
+
+def _retry_mask(status, retry_failed):
+    """Stored rows a rerun computes again: rows that raised or gave non-finite outputs
+    (``"errors"``, the default: an exception may come from the environment rather than the
+    inputs), every failed row (``"all"``), or none."""
+    if retry_failed == "all":
+        return status != 0
+    if retry_failed == "errors":
+        return status == RAISED
+    return np.zeros(len(status), bool)
+
+
+def propagate(model, samples, executor="local", workers=None, dask=None, chunk_size=None,
+              store=None, settings=None, progress=True, retry_failed="errors"):
+    """Run ``model`` on every row of ``samples``.
+
+    Args:
+        model: callable (n, d) -> (n, k) (see :mod:`uqkit.execution.model`). For a process pool or Dask
+            it is sent with cloudpickle (checked before any worker starts).
+        samples: :class:`uqkit.inputs.sampling.Samples` or an (n, d) array.
+        executor: ``"local"`` (loky process pool, one thread per worker), ``"serial"``,
+            ``"dask"`` (with ``dask=ADDRESS``) or any ``concurrent.futures.Executor``.
+        workers: processes of the local pool (default: every core, or ``cores //
+            model.cores_per_run`` for a model whose runs take several).
+        dask: Dask scheduler address; implies ``executor="dask"``.
+        chunk_size: rows per task (default: the store's, for an existing store, else the
+            model's ``chunk_size`` attribute, else :func:`default_chunk_size`). A store keeps
+            its chunk size, so that a larger sample of the same draws adds chunks to it; a
+            store started with a tiny pilot sample has tiny chunks, so give a chunk size, or
+            use a new store, for a much larger run.
+        store: a directory: finished chunks are saved there and reloaded on a rerun; the
+            directory is locked while the run lasts. It may hold a shorter or longer sample of
+            the same draws: a larger n computes only the new rows, a smaller one loads a
+            prefix (rows beyond it stay in the store, untouched).
+        settings: extra JSON-friendly settings recorded in the store's manifest (a seed, ...).
+        progress: show a tqdm progress bar with throughput and ETA.
+        retry_failed: which failures stored by an earlier run are computed again:
+            ``"errors"`` (rows whose model call raised or returned NaN or inf; default),
+            ``"all"`` (also the failures the model reported itself, such as non-convergence)
+            or ``"none"``.
+
+    Returns:
+        :class:`PropagationResult`.
+
+    Raises:
+        PropagationError: a worker died or a task could not be sent (finished chunks are
+            saved first), or the first runs all raised one and the same error (a broken
+            environment or a bug: nothing of it is stored).
+        PropagationInterrupted: Ctrl-C; every finished chunk was saved first.
+    """
+    # a Ctrl-C whose KeyboardInterrupt Python drops (raised in code the garbage collector
+    # runs) still stops the run
+    with interrupt_guard():
+        return _propagate(model, samples, executor, workers, dask, chunk_size, store, settings,
+                          progress, retry_failed)
+
+
+def _propagate(model, samples, executor, workers, dask, chunk_size, store, settings, progress,
+               retry_failed):
+    t0 = time.perf_counter()
+    if retry_failed not in RETRY:
+        raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
+    samples, X = _align(model, samples)
+    n = len(X)
+    if n < 1:
+        raise ValueError("samples must hold at least one row")
+    if chunk_size is None:  # a store keeps the chunks it was made with, whatever n is now
+        stored = StudyStore.stored_settings(store) if store is not None else None
+        chunk_size = stored["chunk_size"] if stored else (getattr(model, "chunk_size", None)
+                                                          or default_chunk_size(n))
+    chunk_size = int(chunk_size)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
+    kind = executor if not isinstance(executor, Executor) else None
+    if kind is not None:
+        kind = "dask" if dask is not None else kind
+        workers = workers or default_workers(model)
+        if kind == "local" and workers == 1:
+            kind = "serial"
+    if kind in ("local", "dask"):
+        check_picklable(model)
+    run = _Run(model, X, chunk_size, None if store is None else os.fspath(store), progress)
+    if store is None:
+        return run.execute(executor, kind, workers, dask, samples, t0)
+    # the store's chunks are checked against these inputs one by one, so a store may hold a
+    # shorter or longer sample of the same draws: a larger n computes only the new rows
+    reserved = {"model", "chunk_size"} & set(settings or {})
+    if reserved:
+        raise ValueError(f"settings may not set {sorted(reserved)}: propagate records them itself")
+    manifest = {**(settings or {}), "model": describe_model(model), "chunk_size": run.chunk_size}
+    metadata = {"input_names": list(samples.names),
+                "output_names": list(getattr(model, "output_names", ())),
+                "samples": samples.origin}
+    with StudyStore(store, manifest, metadata) as st:
+        run.load(st, retry_failed)
+        return run.execute(executor, kind, workers, dask, samples, t0)
+
+
+class _Run:
+    """The chunks of one propagation: which are done, which rows are left, saving them."""
+
+    def __init__(self, model, X, chunk_size, store, progress):
+        self.model, self.X, self.chunk_size = model, X, chunk_size
+        self.starts = list(range(0, len(X), chunk_size))
+        self.parts = [None] * len(self.starts)
+        self.todo = {i: None for i in range(len(self.starts))}  # chunk -> rows (None: all)
+        self.store, self.st, self.progress, self.bar = store, None, progress, None
+        self.computed = 0
+        self.held = []  # finished chunks not saved yet (see _finish)
+        # the one error that every row computed so far raised; False once a row did not
+        self.systematic = None
+        self.probes = set()
+        self.rows_rerun, self.batch_errors = 0, Counter()
+
+    def rows(self, i):
+        return slice(self.starts[i], self.starts[i] + self.chunk_size)
+
+    def load(self, st, retry_failed):
+        self.st = st
+        for i in st.finished():
+            if i >= len(self.starts):
+                continue  # rows beyond this sample: kept in the store, not used now
+            data = st.load(i)
+            X, stored = self.X[self.rows(i)], data["inputs"]
+            m = min(len(X), len(stored))
+            if int(data["start"]) != self.starts[i] or not np.array_equal(stored[:m], X[:m]):
+                raise ValueError(
+                    f"chunk {i} (rows {self.starts[i]}-{self.starts[i] + len(X) - 1}) in "
+                    f"{self.store!r} holds other inputs than this run: the store was made with "
+                    "other samples (another seed or rule, or another n with lhs, sobol or "
+                    "halton); use another store or the same samples")
+            seconds = float(data["seconds"]) * m / len(stored) if "seconds" in data else 0.0
+            part = ModelOutput(data["outputs"][:m], data["status"][:m], data["reasons"][:m],
+                               seconds=seconds)
+            truncated = len(stored) > len(X)  # saving it again would drop its other rows
+            new = np.arange(m, len(X))  # a longer sample: the rest of a stored last chunk
+            if len(new):
+                part = _merge(ModelOutput(np.full((len(X), part.values.shape[1]), np.nan),
+                                          np.full(len(X), RAISED), np.full(len(X), "not run")),
+                              np.arange(m), part)
+            self.parts[i] = part
+            if part.ok.any():  # the model works here: a rerun's errors are the rows' own
+                self.systematic = False
+            retry = np.union1d([] if truncated else
+                               np.flatnonzero(_retry_mask(part.status[:m], retry_failed)),
+                               new).astype(np.int64)
+            if len(retry):
+                self.todo[i] = retry
+            else:
+                del self.todo[i]
+
+    def order(self):
+        """The chunks to compute, the first, middle and last first: a run that fails in all
+        three on one error is broken, while an ordered sweep that only starts in a region
+        where the model raises is not (see :meth:`_finish`)."""
+        todo = list(self.todo)
+        probes = list(dict.fromkeys((todo[0], todo[len(todo) // 2], todo[-1])))
+        self.probes = set(probes)
+        return probes + [i for i in todo if i not in self.probes]
+
+    def _size(self, i):
+        rows = self.todo[i]
+        return len(self.X[self.rows(i)]) if rows is None else len(rows)
+
+    def task_inputs(self, i):
+        X = self.X[self.rows(i)]
+        return X if self.todo[i] is None else X[self.todo[i]]
+
+    def task_context(self, i):
+        """Where chunk i's rows to compute sit in the sample, and the store."""
+        rows = np.arange(self.starts[i], self.starts[i] + len(self.X[self.rows(i)]))
+        store = None if self.store is None else os.path.abspath(self.store)
+        return RunContext(rows if self.todo[i] is None else rows[self.todo[i]], store)
+
+    def execute(self, executor, kind, workers, dask, samples, t0):
+        n = len(self.X)
+        remaining = sum(self._size(i) for i in self.todo)
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=n, initial=n - remaining, unit="run", desc="propagate",
+                            smoothing=0.05, dynamic_ncols=True)
+        try:
+            if self.todo:
+                if kind is None:
+                    self._run(executor)
+                else:
+                    with make_executor(kind, workers=workers, address=dask,
+                                       code_key=identity_key(self.model)) as ex:
+                        self._run(ex)
+        except KeyboardInterrupt:
+            self._flush()
+            saved = sum(len(self.parts[i].status) for i in range(len(self.parts))
+                        if self.parts[i] is not None and i not in self.held)
+            raise PropagationInterrupted(saved if self.st is not None else 0, n,
+                                         self.store) from None
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+        if self.batch_errors:
+            first = self.batch_errors.most_common(1)[0][0].splitlines()[0]
+            log.warning("uqkit: %d batch calls of the model raised (most often %s); their %d "
+                        "rows were run one by one", sum(self.batch_errors.values()), first,
+                        self.rows_rerun)
+        parts = self.parts
+        return PropagationResult(
+            inputs=samples, outputs=stack_values([p.values for p in parts],
+                                                 [p.status for p in parts]),
+            status=np.concatenate([p.status for p in parts]),
+            reasons=np.concatenate([p.reasons for p in parts]), computed=self.computed,
+            loaded=n - self.computed, seconds=time.perf_counter() - t0,
+            output_names=tuple(getattr(self.model, "output_names", ())),
+            compute_seconds=float(sum(p.seconds for p in parts)), rows_rerun=self.rows_rerun,
+            batch_errors=self.batch_errors)
+
+    def _run(self, ex):
+        order = self.order()
+        if isinstance(ex, SerialExecutor):
+            # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
+            for i in order:
+                check_interrupt()
+                self._finish(i, _run_chunk(self.model, self.task_inputs(i),
+                                           self.task_context(i)))
+            return
+        check_interrupt()  # one dropped while the run was being set up
+        futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i), self.task_context(i)): i
+                   for i in order}
+        try:
+            for fut in iter_completed(futures):
+                self._finish(futures[fut], self._result(fut))
+        except BaseException:
+            # stop the rest, but keep every chunk that has finished: also those that finished
+            # while this one was being saved, or after the interrupt
+            for fut, i in futures.items():
+                if i in self.todo and not fut.cancel() and fut.done() and \
+                        fut.exception() is None:
+                    self._finish(i, fut.result())
+            raise
+
+    def _result(self, fut):
+        try:
+            return fut.result()
+        except Exception as exc:  # evaluate() catches the model's own exceptions
+            self._flush()
+            saved = sum(len(p.status) for p in self.parts if p is not None)
+            where = f"; {saved} finished runs are saved in {self.store}" if self.st else ""
+            raise PropagationError(
+                f"the infrastructure failed, not the model: {type(exc).__name__}: {exc}{where}. "
+                "Rerun to resume; if a worker died, the machine may be short of memory, or the "
+                "model may crash its process (executor='serial' shows where)") from exc
+
+    def _finish(self, i, out):
+        rows = self.todo.pop(i)
+        self.computed += len(out.status)
+        if out.batch_error:
+            self.batch_errors[out.batch_error] += 1
+            self.rows_rerun += out.rows_rerun
+        if self.bar is not None:
+            self.bar.update(len(out.status))
+        if rows is not None:  # some rows of a stored chunk were retried
+            out = _merge(self.parts[i], rows, out)
+        self.parts[i] = out
+        self.held.append(i)
+        # A run whose every row raises one and the same error is broken, not unlucky: hold its
+        # chunks back, and stop once the first, middle and last chunk and SYSTEMATIC_ROWS rows
+        # (or all of them) agree.
+        raised = set(out.reasons[out.status == RAISED].tolist())
+        if self.systematic is not False and (out.status == RAISED).all() and len(raised) == 1 \
+                and self.systematic in (None, *raised):
+            self.systematic = raised.pop()
+            n_held = sum(len(self.parts[j].status) for j in self.held)
+            if (n_held >= SYSTEMATIC_ROWS and self.probes <= set(self.held)) or not self.todo:
+                for j in self.held:
+                    self.parts[j] = None
+                self.held = []
+                where = ("at the start, middle and end of the sample " if self.todo else "")
+                raise PropagationError(
+                    f"every one of the first {n_held} runs {where}failed with the same error, "
+                    f"so the run was stopped and none of them stored: {self.systematic}"
+                    + (f"\n\nThe model's traceback:\n{out.traceback}" if out.traceback else ""))
+            return
+        self.systematic = False
+        self._flush()
+
+    def _flush(self):
+        """Save the finished chunks held back, unless they may be a systematic failure."""
+        if self.systematic is not False:
+            return
+        for j in self.held:
+            if self.st is not None:
+                out = self.parts[j]
+                self.st.save(j, self.starts[j], self.X[self.rows(j)], out.values, out.status,
+                             out.reasons, out.seconds)
+        self.held = []
+
+
+def _merge(old, rows, new):
+    """A stored chunk with the outputs of its retried ``rows`` replaced by ``new``."""
+    status, reasons = old.status.copy(), old.reasons.astype(object)
+    status[rows], reasons[rows] = new.status, new.reasons
+    blocks = [old.values, new.values]
+    widths = {b.shape[1] for b, s in zip(blocks, (old.status, new.status)) if (s == 0).any()}
+    if len(widths) > 1:
+        raise ValueError(f"the model returned different numbers of outputs for successful "
+                         f"rows: {sorted(widths)}; a model must return the same outputs for "
+                         "every row")
+    k = widths.pop() if widths else max(b.shape[1] for b in blocks)
+    values = np.full((len(status), k), np.nan)
+    if old.values.shape[1] == k:
+        values[:] = old.values
+    values[rows] = new.values if new.values.shape[1] == k else np.nan
+    return ModelOutput(values, status, reasons.astype(str), seconds=old.seconds + new.seconds)

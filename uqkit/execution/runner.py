@@ -1,0 +1,100 @@
+"""Batched model runs for the analyses (sensitivity, reliability, calibration) on top of
+:func:`~uqkit.execution.propagation.propagate`.
+
+An analysis calls its model many times on small or large batches (a FORM iteration's finite
+difference points, a subset-simulation level, an active-learning enrichment). A
+:class:`ModelRunner` opens one executor for the whole analysis (one process pool, one Dask
+client), counts the true model runs, gives every batch its own sub-store of ``store`` (so a
+killed analysis resumes without recomputing finished batches: the sequence of batches is
+deterministic for a given seed) and refuses failed rows with a clear error naming how many rows
+failed, why, and the first failing input row.
+
+Imports: numpy and the execution layer (executors, model, propagation) and
+:mod:`uqkit.inputs.sampling`.
+"""
+import os
+from concurrent.futures import Executor
+
+import numpy as np
+
+from ..inputs.sampling import Samples
+from .executors import check_picklable, make_executor
+from .model import identity_key
+from .propagation import default_workers, propagate
+
+
+class ModelRunner:
+    """Runs a model on batches of physical inputs through :func:`propagate`.
+
+    Use as a context manager: the executor (process pool, Dask client) lives as long as the
+    ``with`` block. Arguments are those of :func:`propagate`; ``store`` is a directory whose
+    sub-directories (one per batch, named by the caller's ``tag`` or ``call-00000``, ...)
+    are propagate stores.
+
+    Attributes:
+        runs: rows run so far (computed or loaded from the store).
+        computed: rows computed now (not loaded).
+    """
+
+    def __init__(self, model, inputs, executor="local", workers=None, dask=None,
+                 chunk_size=None, store=None, settings=None, progress=False):
+        self.model, self.inputs = model, inputs
+        self.executor, self.workers, self.dask = executor, workers, dask
+        self.chunk_size, self.store, self.settings = chunk_size, store, dict(settings or {})
+        self.progress = progress
+        self.runs = self.computed = self.calls = 0
+        self._cm = self._ex = None
+
+    def __enter__(self):
+        if isinstance(self.executor, Executor):
+            self._ex = self.executor
+        else:
+            kind = "dask" if self.dask is not None else self.executor
+            self.workers = self.workers or default_workers(self.model)
+            if kind == "local" and self.workers == 1:
+                kind = "serial"
+            if kind in ("local", "dask"):
+                check_picklable(self.model)
+            self._cm = make_executor(kind, workers=self.workers, address=self.dask,
+                                     code_key=identity_key(self.model))
+            self._ex = self._cm.__enter__()
+        return self
+
+    @property
+    def pool(self):
+        """The executor the ``with`` block opened (None outside it), for callers that run
+        :func:`propagate` themselves (a calibration, whose failed runs are results)."""
+        return self._ex
+
+    def __exit__(self, *exc):
+        if self._cm is not None:
+            self._cm.__exit__(*exc)
+        self._cm = self._ex = None
+        return False
+
+    def __call__(self, X, tag=None):
+        """(n, k) outputs of the model on the (n, d) physical inputs ``X``.
+
+        Raises:
+            ValueError: some rows failed (non-finite output, raised, bad status).
+        """
+        if self._ex is None:
+            raise RuntimeError("use ModelRunner inside a with block")
+        X = np.asarray(X, dtype=float)
+        self.inputs.check_samples(X)
+        store = None
+        if self.store is not None:
+            store = os.path.join(os.fspath(self.store), tag or f"call-{self.calls:05d}")
+        self.calls += 1
+        res = propagate(self.model, Samples(X, self.inputs.names), executor=self._ex,
+                        chunk_size=self.chunk_size, store=store, settings=self.settings,
+                        progress=self.progress)
+        self.runs += len(X)
+        self.computed += res.computed
+        if res.n_failed:
+            bad = np.flatnonzero(~res.ok)
+            first = dict(zip(self.inputs.names, X[bad[0]].tolist()))
+            reasons = "; ".join(f"{c} x {r}" for r, c in res.failures().most_common(3))
+            raise ValueError(f"the model returned NaN or failed on {len(bad)} of {len(X)} rows "
+                             f"({reasons}); first failing input row {int(bad[0])}: {first}")
+        return res.outputs

@@ -1,0 +1,144 @@
+"""Sampling of :class:`uqkit.inputs.RandomInputs`.
+
+Every rule draws points u in the unit hypercube [0, 1)^d and maps them through the joint's
+inverse Rosenblatt transform x = T^-1(u) (chaospy's ``joint.inv``): for independent inputs
+that is each marginal's quantile function, and for a copula the conditional quantiles, so
+that any joint is sampled exactly. The points come from a generator made for the call,
+``numpy.random.default_rng(seed)`` or ``scipy.stats.qmc`` seeded from it; no global random
+state is read or changed, so calls are thread-safe, a seed gives the same sample every time,
+and calls without a seed differ.
+
+Example:
+    >>> from uqkit.presets import table3
+    >>> s = sample(table3(), 4, rule="sobol", seed=1)
+    >>> s.names, s.values.shape
+    (('l', 'b', 't', 'E', 'nu'), (4, 5))
+"""
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..validation import check_count, check_seed
+
+#: Sampling rules: independent uniforms, Latin hypercube, scrambled Sobol', scrambled Halton.
+RULES = ("random", "lhs", "sobol", "halton")
+#: Aliases accepted for rule names.
+ALIASES = {"latin_hypercube": "lhs"}
+#: Points of u are kept this far inside (0, 1), so that unbounded marginals stay finite.
+EDGE = 2.0 ** -53
+
+
+@dataclass(frozen=True)
+class Samples:
+    """An (n, d) sample that keeps its input names and, when :func:`sample` drew it, the
+    description of its distribution (:meth:`uqkit.inputs.RandomInputs.describe`) and how.
+
+    ``np.asarray(samples)`` gives the values; ``samples["E"]`` one column.
+    """
+
+    values: np.ndarray
+    names: tuple
+    origin: dict = None
+
+    def __post_init__(self):
+        v = np.asarray(self.values, dtype=float)
+        if v.ndim != 2 or v.shape[1] != len(self.names):
+            raise ValueError(f"values must have shape (n, {len(self.names)}), got {v.shape}")
+        object.__setattr__(self, "values", v)
+        object.__setattr__(self, "names", tuple(self.names))
+
+    def __len__(self):
+        return self.values.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            if key not in self.names:
+                raise KeyError(f"no input {key!r}; inputs are {self.names}")
+            return self.values[:, self.names.index(key)]
+        return Samples(np.atleast_2d(self.values[key]), self.names)
+
+    def to_dict(self):
+        return {n: self.values[:, k] for k, n in enumerate(self.names)}
+
+
+def unit_sample(d, n, rule="random", seed=None):
+    """An (n, d) sample of the unit hypercube, strictly inside (0, 1).
+
+    Args:
+        d: dimension.
+        n: number of points.
+        rule: ``random``, ``lhs`` (Latin hypercube), ``sobol`` (scrambled Sobol'; n a power
+            of two keeps its balance) or ``halton`` (scrambled Halton).
+        seed: integer seed, a ``numpy.random.Generator``, or None for fresh entropy.
+
+    >>> u = unit_sample(2, 8, rule="lhs", seed=0)
+    >>> sorted((u[:, 0] * 8).astype(int).tolist())  # one point per stratum
+    [0, 1, 2, 3, 4, 5, 6, 7]
+    """
+    from scipy.stats import qmc
+
+    name = ALIASES.get(str(rule).lower(), str(rule).lower())
+    if name not in RULES:
+        raise ValueError(f"unknown sampling rule {rule!r}; use one of {RULES}")
+    rng = np.random.default_rng(seed)
+    if name == "random":
+        u = rng.random((n, d))
+    elif name == "lhs":
+        u = qmc.LatinHypercube(d, rng=rng).random(n)
+    elif name == "sobol":
+        with warnings.catch_warnings():
+            if n & (n - 1) == 0:  # scipy warns about balance only for other n
+                warnings.simplefilter("ignore", UserWarning)
+            u = qmc.Sobol(d, scramble=True, rng=rng).random(n)
+    else:
+        u = qmc.Halton(d, scramble=True, rng=rng).random(n)
+    return np.clip(u, EDGE, 1.0 - EDGE)
+
+
+def sample(inputs, n, rule="random", seed=None):
+    """Draw ``n`` samples of ``inputs``.
+
+    Args:
+        inputs: a :class:`uqkit.inputs.RandomInputs`.
+        n: number of samples (>= 1).
+        rule: ``random``, ``lhs`` (Latin hypercube), ``sobol`` or ``halton`` (scrambled
+            low-discrepancy sequences; the seed picks the scrambling).
+        seed: integer seed (the same seed gives the same samples) or a
+            ``numpy.random.Generator``; None draws fresh entropy, so two calls differ.
+
+    Returns:
+        :class:`Samples` of shape (n, d).
+    """
+    n = check_count(n)
+    values = inverse_rosenblatt(inputs, unit_sample(inputs.dim, n, rule, _seed(seed)))
+    inputs.check_samples(values)
+    origin = {"inputs": inputs.describe(), "rule": rule,
+              "seed": seed if seed is None or isinstance(seed, (int, np.integer)) else "rng"}
+    return Samples(values, inputs.names, origin)
+
+
+def inverse_rosenblatt(inputs, u):
+    """(n, d) points u of the unit hypercube -> (n, d) inputs x = T^-1(u), with T the joint's
+    Rosenblatt transform (the marginal quantiles for independent inputs).
+
+    Raises:
+        ValueError: a point maps to a non-finite input (u on the edge of an unbounded
+            marginal, or a broken distribution); the message names it.
+    """
+    n, d = u.shape
+    values = np.asarray(inputs.joint.inv(u.T), dtype=float).reshape(d, n).T.copy()
+    bad = ~np.isfinite(values)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(f"input {inputs.names[c]!r}: the inverse transform of u = {u[r, c]!r} "
+                         f"gave {values[r, c]!r}; check the distribution's parameters")
+    return values
+
+
+def _seed(seed):
+    """A seed for :func:`numpy.random.default_rng`: None, an integer >= 0 or a Generator."""
+    return seed if isinstance(seed, np.random.Generator) else check_seed(seed)

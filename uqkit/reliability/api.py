@@ -1,0 +1,89 @@
+"""``failure_probability``: one entry point over every method, its options checked by name.
+
+Imports: numpy, :mod:`uqkit.execution.runner`, :mod:`uqkit.validation` and every estimator
+module of the package.
+"""
+import inspect
+import time
+
+import numpy as np
+
+from ..execution.runner import ModelRunner
+from ..validation import check_seed
+from .active import active_learning
+from .form import form, sorm
+from .limit_state import LimitState
+from .result import ReliabilityResult
+from .simulation import importance_sampling, monte_carlo
+from .subset import subset_simulation
+
+#: The methods by name.
+METHODS = {"mc": monte_carlo, "form": form, "sorm": sorm, "is": importance_sampling,
+           "subset": subset_simulation, "active": active_learning}
+
+
+def method_options(method):
+    """The names of the options that :func:`failure_probability` takes for ``method``.
+
+    >>> method_options("mc")
+    ['n', 'level', 'batch']
+    """
+    func = METHODS[method]
+    allowed = [p.name for p in inspect.signature(func).parameters.values()
+               if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in ("ls", "rng")]
+    if func in (sorm, importance_sampling):  # they pass FORM's options on
+        allowed += [p for p in inspect.signature(form).parameters if p not in ("ls", "rng")]
+    return allowed
+
+
+def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="local",
+                        workers=None, dask=None, chunk_size=None, store=None, progress=False,
+                        **options):
+    """Failure probability P[g(X) <= 0] of a limit state over random inputs.
+
+    Args:
+        g: a uqkit model, (n, d) -> (n,) or (n, k) (k > 1 needs ``system``).
+        inputs: :class:`uqkit.inputs.RandomInputs` (any joint, copulas included).
+        method: ``"mc"``, ``"form"``, ``"sorm"``, ``"is"``, ``"subset"`` or ``"active"``.
+        seed: seed of every random draw (the same seed gives the same Pf for any executor).
+        system: ``"series"`` or ``"parallel"`` for a g with several outputs.
+        executor, workers, dask, chunk_size, progress: as in :func:`uqkit.propagate`.
+        store: a directory; each batch of model runs is stored in a sub-directory, so a
+            killed analysis resumes without recomputing.
+        **options: the method's options: ``mc``: n, level, batch; ``form``: u0, tol,
+            max_iter, fd, fd_step; ``sorm``: form_result, formula, hessian_step and FORM's;
+            ``is``: n, level, form_result and FORM's; ``subset``: see
+            :func:`uqkit.reliability.subset.subset_simulation`; ``active``: see
+            :func:`uqkit.reliability.active.active_learning`.
+
+    Returns:
+        :class:`ReliabilityResult`.
+
+    Example:
+        >>> from uqkit.inputs import RandomInputs
+        >>> inputs = RandomInputs.from_spec({"u1": "normal(0, 1)", "u2": "normal(0, 1)"})
+        >>> r = failure_probability(lambda X: 3 - X.sum(1) / 2 ** 0.5, inputs, method="mc",
+        ...                         n=200_000, seed=1, executor="serial")
+        >>> r.ci[0] < 1.3499e-3 < r.ci[1], r.model_runs       # exact Phi(-3) = 1.3499e-3
+        (True, 200000)
+    """
+    t0 = time.perf_counter()
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {tuple(METHODS)}")
+    check_seed(seed)
+    func = METHODS[method]
+    allowed = method_options(method)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for method {method!r}; options: "
+                         f"{allowed}")
+    runner = ModelRunner(g, inputs, executor, workers, dask, chunk_size, store,
+                         settings={"analysis": "reliability", "method": method, "seed": seed},
+                         progress=progress)
+    with runner:
+        ls = LimitState(runner, inputs, system)
+        fields = func(ls, np.random.default_rng(seed), **options)
+    extra = fields.pop("extra_runs", 0)
+    fields.setdefault("info", {})["computed_runs"] = runner.computed
+    return ReliabilityResult(model_runs=runner.runs + extra, method=method,
+                             seconds=time.perf_counter() - t0, **fields)
