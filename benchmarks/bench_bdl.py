@@ -4,7 +4,7 @@ trained the same way (with the ratio), and a surrogate Monte Carlo of 1e5 sample
 ``propagate``: with ``SurrogateModel`` as it is (means only) and as it was (the mean of a full
 predictive distribution with its 95% mixture intervals, which it then threw away).
 
-``train_s`` is one mean-field fit (the batched trainer of :mod:`surrogates.meanfield_batched`
+``train_s`` is one mean-field fit (the batched trainer of :mod:`surrogates.meanfield.batched`
 with K = 1, the path ``BDL.fit`` takes for these settings); ``batched_k24_s`` the wall time of
 24 such fits (seeds 0-23) as one batched program (:func:`surrogates.fit_many`), and
 ``batched_speedup = 24 * train_s / batched_k24_s``; ``batched_k24_jobs_s`` the same 24 fits
@@ -57,7 +57,7 @@ def main(argv=None):
     train_s = time.perf_counter() - t0
 
     from surrogates import fit_many
-    from surrogates.bdl.runtime import torch_threads as _torch_threads
+    from surrogates.runtime import torch_threads as _torch_threads
 
     t0 = time.perf_counter()
     fit_many([BDL(**dict(settings, seed=k), n_samples=1, num_threads=args.threads,

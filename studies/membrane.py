@@ -244,7 +244,7 @@ def _prior_precision_metrics(model, X, Y, Xv, Yv):
 
     import torch
 
-    from surrogates import laplace_fit
+    from surrogates.laplace import fit as laplace_fit
     from surrogates.priors import make_prior
 
     post = model.laplace_

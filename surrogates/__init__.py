@@ -14,7 +14,7 @@ from .baselines import (BASELINES, GaussianProcess, NeuralNetwork, PolynomialCha
                         PolynomialRegression, SupportVectorRegression)
 from .bdl import BDL, BayesianModel, BDLClassifier, fit_many
 from .likelihoods import CategoricalLikelihood, GaussianLikelihood
-from .network import MeanFieldMLP
+from .meanfield.network import MeanFieldMLP
 from .prediction import Prediction
 from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior, make_prior
 

@@ -91,6 +91,10 @@ class Prior(nn.Module):
         """The location the prior centres the weights on."""
         return float(getattr(self, "loc", 0.0))
 
+    def layer_scales(self):
+        """The inferred scale of each layer (a hierarchical prior's), else None."""
+        return None
+
     def meanfield_spec(self):
         """``(kind, loc, scale)`` for the batched mean-field trainer's closed-form KL, or None
         where it has none (it then takes the autograd trainer)."""
@@ -320,6 +324,9 @@ class HierarchicalPrior(Prior):
 
     def meanfield_spec(self):
         return None if self.point_mass is None else self.resolved().meanfield_spec()
+
+    def layer_scales(self):
+        return self.scales()
 
     def scales(self):
         """Posterior median of each layer's scale (exp m), or the point mass."""

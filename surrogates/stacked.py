@@ -1,7 +1,7 @@
 """K multilayer perceptrons of one architecture, their weights the rows of one (K, P) tensor.
 
 Layer l's weight matrix (out x in, row-major) and bias follow each other in a row, the layout
-of :class:`surrogates.network.MeanFieldMLP`'s flat vectors. Evaluating all K networks is one
+of :class:`surrogates.meanfield.network.MeanFieldMLP`'s flat vectors. Evaluating all K networks is one
 batched matmul per layer (``torch.baddbmm``), which is what makes fitting many small networks
 at once cheap: the cost per step is the per-operation overhead of one network, not K of them.
 

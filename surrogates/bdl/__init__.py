@@ -16,6 +16,6 @@ package (mean field: ``network``, ``meanfield_batched``, ``laplace`` (its warm s
 """
 from .estimators import BDL, BDLClassifier
 from .fit_many import fit_many
-from .model import BayesianModel
+from ..meanfield.model import BayesianModel
 
 __all__ = ["BDL", "BDLClassifier", "BayesianModel", "fit_many"]

@@ -2,7 +2,7 @@
 fitted by mean-field variational inference or the linearised Laplace approximation.
 
 The prior (:mod:`surrogates.priors`), the likelihood (:mod:`surrogates.likelihoods`) and the
-variational family (:class:`surrogates.network.MeanFieldMLP`) are built separately and composed
+variational family (:class:`surrogates.meanfield.network.MeanFieldMLP`) are built separately and composed
 in one :class:`BayesianModel`, which computes the ELBO (eq 3.13-3.14 of the paper)::
 
     ELBO = (N / M) sum_{i in batch} E_q[log p(y_i | x_i, w)] - KL(q || p) [+ log p(tau)]
@@ -38,9 +38,11 @@ from .fit_many import _batched_meanfield_reason, _fit_laplace_group, _fit_meanfi
 from .fit_many import fit_many
 from .persistence import load, save
 from .prediction import posterior, predict
-from .runtime import torch_threads
+from ..runtime import torch_threads
 from .settings import check_settings
-from .training import fit_autograd
+from ..laplace import LaplaceEngine
+from ..meanfield import MeanFieldEngine
+from ..meanfield.trainer import fit_autograd
 
 
 class _BaseBDL(BaseEstimator):
@@ -96,12 +98,12 @@ class _BaseBDL(BaseEstimator):
             paper's method; every setting above applies). Regression with tanh, local
             reparameterisation, a normal or Laplace prior (or a point-mass hierarchical one),
             no validation, warm start or weight trace trains by the batched trainer of
-            :mod:`surrogates.meanfield_batched` (hand-written gradients, ~4x faster per fit);
+            :mod:`surrogates.meanfield.batched` (hand-written gradients, ~4x faster per fit);
             other settings by the autograd trainer; ``trainer_`` says which.
             ``"laplace"``: the MAP network
             trained to convergence by full-batch L-BFGS, with the noise precision learned, then
             the full-GGN linearised Laplace posterior about it
-            (:mod:`surrogates.laplace_fit`); it uses ``hidden``, ``activation``, ``prior``,
+            (:mod:`surrogates.laplace.fit`); it uses ``hidden``, ``activation``, ``prior``,
             ``noise_std``, ``learn_noise``, ``noise_prior``, ``standardize``, ``seed``,
             ``max_iter`` and the prediction settings, and fits far more closely on small data
             (the membrane study's report measures both).
@@ -111,7 +113,7 @@ class _BaseBDL(BaseEstimator):
             and bias vector) by a factor and, with ``learn_noise``, sets each output's noise
             precision, both to maximise the Laplace evidence on the training data (MacKay's
             empirical Bayes; laplace-torch's post-hoc marginal-likelihood prior precision per
-            parameter tensor; :mod:`surrogates.evidence`). The MAP network is unchanged, and
+            parameter tensor; :mod:`surrogates.laplace.evidence`). The MAP network is unchanged, and
             so is the predictive mean. A number > 0 multiplies every prior precision by it
             (1: the prior's own) and keeps the MAP noise. The factors used are
             ``history_["prior_scale"]``.
@@ -222,7 +224,7 @@ class _BaseBDL(BaseEstimator):
         return self._fit_autograd(X, Y)
 
     def _fit_autograd(self, X, Y):
-        """The autograd mean-field trainer (:func:`surrogates.bdl.training.fit_autograd`)."""
+        """The autograd mean-field trainer (:func:`surrogates.meanfield.trainer.fit_autograd`)."""
         return fit_autograd(self, X, Y)
 
     def _kl_weight_at(self, epoch):
@@ -248,10 +250,20 @@ class _BaseBDL(BaseEstimator):
                                  "fit(X, y) first")
 
     def __sklearn_is_fitted__(self):
-        return hasattr(self, "model_") or hasattr(self, "laplace_")
+        return "model_" in vars(self) or "laplace_" in vars(self)
+
+    @property
+    def engine_(self):
+        """The fitted inference engine (:class:`surrogates.laplace.LaplaceEngine` or
+        :class:`surrogates.meanfield.MeanFieldEngine`): what prediction, the posterior and
+        the saved file read. The one place that tells the engines apart."""
+        self._check_fitted()
+        if "laplace_" in vars(self):
+            return LaplaceEngine(self.net_, self.laplace_)
+        return MeanFieldEngine(self.model_)
 
     def _n_outputs(self):
-        return (self.net_ if hasattr(self, "laplace_") else self.model_.guide).sizes[-1]
+        return self.engine_.sizes[-1]
 
     def predict_distribution(self, X, n_samples=None, return_samples=False, levels=(0.95,),
                              seed=None):

@@ -1,8 +1,8 @@
 """Many BDL fits as few batched programs: grouping by what must agree, bin-packing the
 programs over worker processes, and the two engines' group fits.
 
-Imports torch, loky (for n_jobs > 1) and the package's engines: :mod:`surrogates.laplace_fit`
-and :mod:`surrogates.meanfield_batched`.
+Imports numpy, torch, loky (for n_jobs > 1) and the engines' group trainers:
+:mod:`surrogates.laplace.fit` and :mod:`surrogates.meanfield.batched`.
 """
 import copy
 import os
@@ -10,15 +10,18 @@ import time
 
 import torch
 
-from .. import laplace_fit, meanfield_batched
+import numpy as np
+
+from ..laplace import fit as laplace_fit
 from ..likelihoods import GaussianLikelihood
-from ..network import MeanFieldMLP
+from ..meanfield import batched as meanfield_batched
+from ..meanfield.model import BayesianModel
+from ..meanfield.network import MeanFieldMLP
 from ..priors import make_prior
+from ..runtime import epoch_bar, torch_threads
+from ..scaling import IdentityScaler, Standardizer
 from ..stacked import StackedMLP
 from ..validation import is_int
-from .model import BayesianModel
-from .runtime import epoch_bar, torch_threads
-from .training import start_full_batch_fit
 
 
 def _fit_laplace_group(estimators, data):
@@ -65,7 +68,7 @@ def fit_many(estimators, datasets, n_jobs=None):
     ``inference="meanfield"`` regression estimators that the batched trainer takes
     (:func:`_batched_meanfield_reason`) train as one program per architecture, batch size,
     ``n_samples``, ``learn_noise``, prior family and thread/progress setting
-    (:mod:`surrogates.meanfield_batched`): members may differ in data (sizes included), seed,
+    (:mod:`surrogates.meanfield.batched`): members may differ in data (sizes included), seed,
     prior parameters, ``kl_weight``, ``kl_anneal``, ``lr``, ``lr_step``, ``lr_gamma``,
     ``epochs``, ``init_std``, ``noise_std``, ``noise_prior`` and ``standardize``; each keeps
     its own epochs and minibatches and random stream, so it equals its single fit to rounding
@@ -186,7 +189,7 @@ def _fit_program(kind, estimators, data):
 
 def _batched_meanfield_reason(est):
     """None if ``est`` (``inference="meanfield"``) trains with the batched trainer
-    (:mod:`surrogates.meanfield_batched`), else why it takes the autograd trainer."""
+    (:mod:`surrogates.meanfield.batched`), else why it takes the autograd trainer."""
     if est._task != "regression":
         return "classification"
     checks = (("activation", est.activation == "tanh"), ("local_reparam", est.local_reparam),
@@ -210,7 +213,7 @@ def _meanfield_key(est, Y):
 
 def _fit_meanfield_group(estimators, data):
     """Fit batchable ``inference="meanfield"`` regression estimators of one architecture
-    (equal :func:`_meanfield_key`) with :func:`surrogates.meanfield_batched.train`; ``data``
+    (equal :func:`_meanfield_key`) with :func:`surrogates.meanfield.batched.train`; ``data``
     holds each one's validated (X, Y (n, k))."""
     t0 = time.perf_counter()
     first = estimators[0]
@@ -251,3 +254,22 @@ def _fit_meanfield_group(estimators, data):
         est.stopped_epoch_ = est.n_iter_ = est.epochs
         est.trainer_ = "batched"
         est.fit_seconds_ = seconds  # the group's wall time, shared out
+
+
+def start_full_batch_fit(est, X, Y, dtype, drop):
+    """Begin a fit of ``est`` on every row of (X, Y) (no validation rows): forget the
+    recalibration and the attributes ``drop`` (another trainer's fitted state), fit the input
+    and (regression) output scalers; returns the scaled X and Y as ``dtype`` tensors (class
+    indices as int64 for classification)."""
+    est.variance_scale_ = None
+    for name in drop:
+        est.__dict__.pop(name, None)
+    scaler = Standardizer if est.standardize else IdentityScaler
+    est.validation_rows_ = np.empty(0, dtype=np.int64)
+    est.x_scaler_ = scaler().fit(X)
+    x = torch.as_tensor(est.x_scaler_.transform(X), dtype=dtype)
+    if est._task == "regression":
+        est.y_scaler_ = scaler().fit(Y)
+        return x, torch.as_tensor(est.y_scaler_.transform(Y), dtype=dtype)
+    est.y_scaler_ = None
+    return x, torch.as_tensor(Y, dtype=torch.int64)

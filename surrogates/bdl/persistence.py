@@ -6,18 +6,17 @@ widths), ``state`` (the engine's tensors: the Laplace posterior's, or the mean-f
 state dict), ``x_scaler``, ``y_scaler``, ``single_output``, ``variance_scale`` and
 ``classes``. Version 1 files (one class with a ``task`` setting) are read too.
 
-Imports numpy, torch and the package's networks, likelihoods, priors and scaling.
+Imports numpy, torch, the two engines and the surrogates' networks, likelihoods and scaling.
 """
 import numpy as np
 import torch
 
-from ..laplace_fit import LaplacePosterior
+from ..laplace import LaplaceEngine
 from ..likelihoods import CategoricalLikelihood, GaussianLikelihood
-from ..network import MeanFieldMLP
-from ..priors import make_prior
+from ..meanfield import MeanFieldEngine
+from ..meanfield.network import MeanFieldMLP
 from ..scaling import Standardizer
 from ..stacked import StackedMLP
-from .model import BayesianModel
 
 FORMAT = "uqkit-bdl"
 FORMAT_VERSION = 3
@@ -25,10 +24,8 @@ FORMAT_VERSION = 3
 
 def save(est, path):
     """Write the fitted estimator ``est`` to ``path`` (the module docstring's format)."""
-    laplace = hasattr(est, "laplace_")
-    state = (est.laplace_.state() if laplace else
-             {k: v.detach().cpu() for k, v in est.model_.state_dict().items()})
-    sizes = est.net_.sizes if laplace else est.model_.guide.sizes
+    engine = est.engine_
+    state, sizes = engine.state(), engine.sizes
     blob = {"format": FORMAT, "version": FORMAT_VERSION, "estimator": type(est).__name__,
             "config": est._config(), "sizes": list(sizes), "state": state,
             "x_scaler": est.x_scaler_.state(),
@@ -64,16 +61,15 @@ def load(estimators, path, device=None):
     sizes = blob["sizes"]
     k = sizes[-1]
     if config.get("inference", "meanfield") == "laplace":
-        est.net_ = StackedMLP(sizes, est.activation)
-        est.laplace_ = LaplacePosterior.from_state(blob["state"])
+        engine = LaplaceEngine.from_state(StackedMLP(sizes, est.activation), blob["state"])
+        est.net_, est.laplace_ = engine.net, engine.posterior
     else:
         likelihood = (GaussianLikelihood(k, est.noise_std, est.learn_noise,
                                          est.noise_prior)
                       if est._task == "regression" else CategoricalLikelihood(k))
         guide = MeanFieldMLP(sizes, est.activation, est.init_std)
-        est.model_ = BayesianModel(guide, make_prior(est.prior), likelihood)
-        est.model_.load_state_dict(blob["state"])
-        est.model_.to(torch.device(est.device))
+        est.model_ = MeanFieldEngine.from_state(guide, est.prior, likelihood, blob["state"],
+                                                est.device).model
     est.x_scaler_ = Standardizer.from_state(blob["x_scaler"])
     est.y_scaler_ = None if blob["y_scaler"] is None else Standardizer.from_state(
         blob["y_scaler"])

@@ -10,7 +10,7 @@ import json, resource, sys
 import numpy as np
 import torch
 from surrogates import BDL, allocator
-from surrogates.laplace_fit import map_objective
+from surrogates.laplace.fit import map_objective
 from surrogates.priors import make_prior
 from surrogates.stacked import StackedMLP
 

@@ -62,7 +62,7 @@ def test_minibatch_elbo_is_unbiased():
 def test_fused_local_reparameterisation_matches_reference():
     """The hand-written backward is exact (gradcheck) and its forward equals the
     autograd reference for the same noise."""
-    from surrogates.network import _LocalReparamTanh
+    from surrogates.meanfield.network import _LocalReparamTanh
 
     g = MeanFieldMLP((3, 7, 5, 2), init_std=0.1, dtype=torch.float64,
                      generator=torch.Generator().manual_seed(0))

@@ -6,7 +6,7 @@
                         - log p(w) - log p(tau) ] / n            (regression)
 
 (the cross-entropy instead of the Gaussian terms for classification), full batch, by L-BFGS
-(:func:`surrogates.lbfgs.minimize`) in float64, all K in one batched program
+(:func:`surrogates.laplace.lbfgs.minimize`) in float64, all K in one batched program
 (:class:`surrogates.stacked.StackedMLP`; shorter data sets are padded and masked). The noise
 precision tau (one per output) is held at ``1 / noise_std^2`` for the first half of the
 iterations, so that every output is fitted, and then learned with the weights, so the prior's
@@ -24,7 +24,7 @@ curvature at w* is zero or negative), and for a hierarchical layer its condition
 w*: ``(alpha + P_l / 2) / (beta + |w_l|^2 / 2)`` (normal base) or ``1 / s_mode^2`` (Laplace
 base). By default (``BDL(laplace_prior_scale="evidence")``) each parameter tensor's prior
 precision is then multiplied by a factor, and each output's noise precision replaced, so as to
-maximise the Laplace evidence about w* (:mod:`surrogates.evidence`; the MAP weights stay).
+maximise the Laplace evidence about w* (:mod:`surrogates.laplace.evidence`; the MAP weights stay).
 Predictions use the linearised network ``f(x, w*) + J(x) (w - w*)``, the "GLM
 predictive" of Immer et al. (2021), "Improving predictions of Bayesian neural nets via local
 linearization", which the Laplace Redux library (``laplace-torch``) also recommends.
@@ -205,7 +205,7 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
         prior_scales: K entries (or None: all 1): ``"evidence"`` scales each parameter
             tensor's prior precision, and (with ``learn_noise``) sets each output's noise
             precision, to maximise the Laplace evidence about the MAP weights
-            (:mod:`surrogates.evidence`); a number multiplies every prior precision by it.
+            (:mod:`surrogates.laplace.evidence`); a number multiplies every prior precision by it.
 
     Returns:
         K :class:`LaplacePosterior` objects, in order.
@@ -279,7 +279,7 @@ def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=Tr
         x, y: the (standardised) training data the MAP was fitted to.
         task: ``"regression"`` or ``"classification"``; prior: its prior.
         log_tau: (k,) the MAP's log noise precisions (regression).
-        scale: ``"evidence"`` (:mod:`surrogates.evidence`: prior-precision factors per
+        scale: ``"evidence"`` (:mod:`surrogates.laplace.evidence`: prior-precision factors per
             parameter tensor and, with ``learn_noise``, noise precisions that maximise the
             Laplace evidence) or a number multiplying every prior precision (MAP noise kept).
 

@@ -1,24 +1,25 @@
-"""The mean-field BDL's autograd trainer (Adam on the ELBO of :class:`BayesianModel`, with
-minibatches, KL annealing, a MAP warm start, validation and early stopping), and the start
-of every full-batch fit (scalers fitted on all rows).
+"""The mean-field BDL's autograd trainer: Adam on the ELBO of :class:`BayesianModel`, with
+minibatches, KL annealing, a MAP warm start, validation and early stopping. It trains what the
+batched trainer (:mod:`.batched`) does not take: classification, other activations and priors,
+sampled weights, validation, a warm start or a weight trace.
 
-Imports torch and the package's model, network, likelihoods, optimiser and scaling modules.
+Imports torch and the package's model, network, optimiser and warm start, and the surrogates'
+likelihoods, priors, scaling and runtime.
 """
 import copy
 import math
 import time
 
-import numpy as np
 import torch
 
-from ..laplace import laplace_sigma
 from ..likelihoods import CategoricalLikelihood, GaussianLikelihood
-from ..network import MeanFieldMLP, softplus_inverse
-from ..optim import LeanAdam
 from ..priors import make_prior
 from ..scaling import IdentityScaler, Standardizer
+from ..runtime import epoch_bar
 from .model import BayesianModel
-from .runtime import epoch_bar
+from .network import MeanFieldMLP, softplus_inverse
+from .optim import LeanAdam
+from .warm_start import laplace_sigma
 
 
 def fit_autograd(est, X, Y):
@@ -138,22 +139,3 @@ def fit_autograd(est, X, Y):
     est.n_iter_ = est.stopped_epoch_  # epochs run (scikit-learn's name)
     est.fit_seconds_ = time.perf_counter() - t0
     return est
-
-
-def start_full_batch_fit(est, X, Y, dtype, drop):
-    """Begin a fit of ``est`` on every row of (X, Y) (no validation rows): forget the
-    recalibration and the attributes ``drop`` (another trainer's fitted state), fit the input
-    and (regression) output scalers; returns the scaled X and Y as ``dtype`` tensors (class
-    indices as int64 for classification)."""
-    est.variance_scale_ = None
-    for name in drop:
-        est.__dict__.pop(name, None)
-    scaler = Standardizer if est.standardize else IdentityScaler
-    est.validation_rows_ = np.empty(0, dtype=np.int64)
-    est.x_scaler_ = scaler().fit(X)
-    x = torch.as_tensor(est.x_scaler_.transform(X), dtype=dtype)
-    if est._task == "regression":
-        est.y_scaler_ = scaler().fit(Y)
-        return x, torch.as_tensor(est.y_scaler_.transform(Y), dtype=dtype)
-    est.y_scaler_ = None
-    return x, torch.as_tensor(Y, dtype=torch.int64)

@@ -1,6 +1,6 @@
 import torch
 
-from surrogates.optim import LeanAdam
+from surrogates.meanfield.optim import LeanAdam
 
 
 def test_lean_adam_matches_torch_adam():

@@ -7,9 +7,10 @@ import pytest
 import torch
 from scipy import optimize
 
-from surrogates import BDL, BDLClassifier, evidence, fit_many
-from surrogates.laplace_fit import LaplacePosterior, fit
-from surrogates.lbfgs import minimize
+from surrogates import BDL, BDLClassifier, fit_many
+from surrogates.laplace import evidence
+from surrogates.laplace.fit import LaplacePosterior, fit
+from surrogates.laplace.lbfgs import minimize
 from surrogates.priors import make_prior
 from surrogates.stacked import StackedMLP
 
@@ -347,7 +348,7 @@ def test_fit_many_members_equal_single_fits_and_do_not_leak():
 def test_members_with_alike_priors_share_one_prior_term(monkeypatch):
     """Each member has its own prior object; alike ones are evaluated together (one call per
     kind of prior and objective evaluation), with every member's fit as before."""
-    from surrogates import laplace_fit
+    from surrogates.laplace import fit as laplace_fit
 
     X, Y, Xt, _ = _smooth_problem()
     kw = dict(hidden=(8,), inference="laplace", max_iter=40)
@@ -484,7 +485,7 @@ def test_map_objective_gradient_matches_autograd(task, activation):
     """The hand-written MAP objective and backward pass against autograd of the objective
     written out (network forward, masked likelihood, each prior's log density), with padded
     rows, several priors in one batch and a Gamma noise prior."""
-    from surrogates.laplace_fit import map_objective
+    from surrogates.laplace.fit import map_objective
 
     gen = torch.Generator().manual_seed(1)
     net = StackedMLP((3, 6, 4, 2), activation)

@@ -7,7 +7,7 @@ import contextlib
 
 import torch
 
-from ..allocator import apply_from_environment
+from .allocator import apply_from_environment
 
 #: Seconds a fit runs before its progress bar appears (``progress=None``).
 PROGRESS_DELAY = 5.0

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from surrogates import BDL, BDLClassifier, fit_many
-from surrogates import meanfield_batched as mb
+from surrogates.meanfield import batched as mb
 
 
 def data(n, seed=0, d=2):
@@ -205,7 +205,7 @@ def test_batched_and_autograd_trainers_agree_in_distribution():
 @pytest.mark.parametrize("sizes,activation", [((5, 30, 15, 10, 3), "tanh"), ((2, 3), "tanh"),
                                               ((2, 6, 1), "relu")])
 def test_prediction_draws_match_the_network_to_rounding(sizes, activation):
-    from surrogates.network import MeanFieldMLP
+    from surrogates.meanfield.network import MeanFieldMLP
 
     guide = MeanFieldMLP(sizes, activation, init_std=0.3,
                          generator=torch.Generator().manual_seed(0))

@@ -10,7 +10,7 @@ import math
 import torch
 from torch import nn
 
-from .stacked import ACTIVATIONS, StackedMLP
+from ..stacked import ACTIVATIONS, StackedMLP
 
 
 def softplus_inverse(y):

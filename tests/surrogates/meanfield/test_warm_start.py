@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from surrogates import BDL, BayesianModel, GaussianLikelihood, MeanFieldMLP, NormalPrior
-from surrogates.laplace import data_curvature, laplace_sigma, prior_curvature
+from surrogates.meanfield.warm_start import data_curvature, laplace_sigma, prior_curvature
 from surrogates.likelihoods import CategoricalLikelihood
 from surrogates.priors import make_prior
 

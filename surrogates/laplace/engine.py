@@ -1,0 +1,85 @@
+"""The Laplace engine object: a fitted linearised Laplace posterior seen through the interface
+every BDL engine offers (:class:`surrogates.meanfield.engine.MeanFieldEngine` is the other).
+
+Prediction uses the linearised network ``f(x, w*) + J(x) delta`` with ``delta ~ N(0, Sigma)``
+(:class:`surrogates.laplace.fit.LaplacePosterior`): Gaussian in the outputs, with mean
+``f(x, w*)`` and epistemic variance the draws' mean square of ``J(x) delta``.
+
+Imports numpy, scipy, torch and :mod:`surrogates.laplace.fit`.
+"""
+import numpy as np
+import torch
+from scipy import special
+
+from .fit import LaplacePosterior
+
+#: Offset of the prediction draws' seed from the model's (both engines use it).
+DRAW_SEED_OFFSET = 7919
+
+
+class LaplaceEngine:
+    """A fitted Laplace BDL: the stacked network ``net`` (one member) and its ``posterior``."""
+
+    name = "laplace"
+
+    def __init__(self, net, posterior):
+        self.net, self.posterior = net, posterior
+
+    @property
+    def sizes(self):
+        """The layer widths, inputs first."""
+        return self.net.sizes
+
+    def noise_variance(self):
+        """(k,) noise variance per output, in standardised units."""
+        return torch.exp(-self.posterior.log_tau).numpy()
+
+    def draws(self, n, seed):
+        """``n`` posterior draws of ``w - w*`` (n, P), seeded."""
+        gen = torch.Generator().manual_seed(int(seed) + DRAW_SEED_OFFSET)
+        return self.posterior.sample(n, gen)
+
+    def chunk_rows(self, predict_batch, n_draws):
+        """Input rows per prediction chunk: the tangent pass is memory-bound, so chunks of
+        ``n_draws x rows x width`` that stay in the cache (measured, 1e5 inputs x 200 draws:
+        2.2 s at 128 rows, 4.0 s at 1024)."""
+        return min(predict_batch, max(64, 32768 // n_draws))
+
+    def regression_chunk(self, z, draws, ys, ym, scale, return_samples):
+        """(mean, epistemic variance, draws or None) in output units at the standardised
+        inputs z; a recalibration ``scale`` widens a draw's output ``J(x) delta`` about the
+        mean (the linearised predictive's mean is the MAP network's output, exactly)."""
+        spread = ys if scale is None else ys * np.sqrt(scale)
+        f0, tangent = self.net.forward_tangent(
+            self.posterior.w, torch.as_tensor(z, dtype=torch.float64), draws)
+        mean = f0.numpy() * ys + ym
+        var = tangent.square().mean(0).numpy() * spread ** 2
+        return mean, var, (mean + tangent.numpy() * spread) if return_samples else None
+
+    def logits(self, z, draws):
+        """(S, n, k) logits of every draw at the standardised inputs z."""
+        f0, tangent = self.net.forward_tangent(
+            self.posterior.w, torch.as_tensor(z, dtype=torch.float64), draws)
+        return f0 + tangent
+
+    @staticmethod
+    def interval(mean, var, draws, noise_var, level):
+        """Central predictive interval: Gaussian (a mixture quantile of the draws would only
+        add sampling noise)."""
+        half = special.ndtri(0.5 + level / 2) * np.sqrt(var + noise_var)
+        return mean - half, mean + half
+
+    def posterior_layers(self):
+        """``(net, means, stds, extra)`` per the estimators' ``posterior()``: the prior
+        precision of each layer's parameters."""
+        post = self.posterior
+        return self.net, post.w, post.marginal_std(), lambda l, a, b: {
+            "prior_precision": post.precision[a:b].numpy()}
+
+    def state(self):
+        """The posterior's tensors, for a saved file."""
+        return self.posterior.state()
+
+    @classmethod
+    def from_state(cls, net, state):
+        return cls(net, LaplacePosterior.from_state(state))
