@@ -166,7 +166,10 @@ class Membrane:
             default relative probes are the paper's points on the nominal 2 x 1 membrane,
             nodes of the 20 x 10 mesh.
 
-    Example:
+    Example (-2.4686 is this 20 x 10 mesh's answer, 1.2% from the mesh-converged -2.439 that
+    :func:`fem.convergence` extrapolates from four meshes; ``tests/fem/test_probes.py``
+    checks the mesh error and ``test_membrane.py`` the solver against the long-strip
+    analytic deflection):
         >>> res = Membrane(l=2, b=1, t=0.0015, E=210, nu=0.3).solve()
         >>> res.converged, round(res.probe_w["p1"], 4)
         (True, -2.4686)

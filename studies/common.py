@@ -1,5 +1,6 @@
 """Helpers shared by the studies: cached parallel tasks, locking, figures and reports."""
 import os
+import sys
 
 import numpy as np
 
@@ -44,19 +45,38 @@ class StudyInputError(ValueError):
     """Data the user gave a study (a file, say) is unusable: the message names it."""
 
 
-def code_version(*modules):
-    """A hash of the source of the :mod:`surrogates` package and the named modules: the code a
-    study's cached results depend on, so that a changed trainer or study retrains instead of
-    reusing stale fits."""
-    import pkgutil
+def code_modules(*modules):
+    """The modules whose source keys a study's cache: the whole :mod:`surrogates` package and
+    each named module, a package with every module inside it at any depth (a subpackage's
+    ``__init__`` alone would miss a changed trainer in ``surrogates/meanfield/``). Found on
+    disk, not imported."""
     from importlib.util import find_spec
 
+    names = []
+    for name in ("surrogates", *modules):
+        top, *rest = name.split(".")
+        spec = find_spec(top)  # a top-level name: nothing is imported
+        folder = os.path.join(os.path.dirname(spec.origin), *rest)
+        if not os.path.isdir(folder):
+            names.append(name)
+            continue
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+            package = ".".join([name, *os.path.relpath(root, folder).split(os.sep)]) \
+                if root != folder else name
+            names.append(package)
+            names += [f"{package}.{f[:-3]}" for f in sorted(files)
+                      if f.endswith(".py") and f != "__init__.py"]
+    return names
+
+
+def code_version(*modules):
+    """A hash of the source of the :mod:`surrogates` package and the named modules
+    (:func:`code_modules`): the code a study's cached results depend on, so that a changed
+    trainer or study retrains instead of reusing stale fits."""
     from uqkit.execution.model import source_digest
 
-    # found, not imported: the study's own process need not load torch to key its cache
-    path = find_spec("surrogates").submodule_search_locations
-    names = sorted(f"surrogates.{m.name}" for m in pkgutil.iter_modules(path))
-    return source_digest(["surrogates", *names, *modules])
+    return source_digest(code_modules(*modules))
 
 
 def study_cache(study):
@@ -68,10 +88,12 @@ def run_tasks(study, fn, tasks, version, ignore=(), desc="tasks", extra=None):
     """Compute, or load from the study's cache, ``fn(payload)`` for every ``name -> payload``
     of ``tasks`` on ``study.workers`` processes. Each result is keyed by the study's
     :func:`cache_settings`, ``extra`` settings, the :func:`code_version` of the surrogates and
-    of ``fn``'s module, and the task's name, so a run with other settings or code computes its
-    own results beside the old ones. Returns ``({name: result}, number computed)``."""
+    of ``fn``'s study package (every module of it), and the task's name, so a run with other
+    settings or code computes its own results beside the old ones. Returns
+    ``({name: result}, number computed)``."""
+    module = sys.modules[fn.__module__]
     base = dict(cache_settings(study, version, ignore), **(extra or {}),
-                code=code_version(fn.__module__))
+                code=code_version(module.__package__ or fn.__module__))
     return cached_map(fn, {name: (dict(base, task=name), payload)
                            for name, payload in tasks.items()},
                       study_cache(study), study.workers, study.progress, desc)

@@ -52,6 +52,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 from scipy.stats import qmc
 
 from .execution.runner import ModelRunner
@@ -146,7 +147,12 @@ def _sobol_design(dim, n, seed):
 
 def pick_freeze_design(d, n, seed):
     """The unit-hypercube rows [A; B; AB_1; ...; AB_d] ((d + 2) n, d) of the pick-freeze
-    estimators: A and B are the two halves of an (n, 2d) scrambled Sobol' design."""
+    estimators: A and B are the two halves of an (n, 2d) scrambled Sobol' design, n a power
+    of two (:func:`scipy.stats.sobol_indices` requires it: the design's balance)."""
+    if n & (n - 1):
+        raise ValueError(f"n must be a power of two for the pick-freeze estimators, got n={n}; "
+                         f"use n={1 << (n - 1).bit_length()} or "
+                         f"{1 << ((n - 1).bit_length() - 1)}")
     P = _sobol_design(2 * d, n, seed)
     A, B = P[:, :d], P[:, d:]
     AB = np.repeat(A[None], d, axis=0)
@@ -156,18 +162,18 @@ def pick_freeze_design(d, n, seed):
 
 
 def saltelli_estimates(fA, fB, fAB):
-    """First-order (Saltelli 2010) and total (Jansen 1999) estimates, each (d, k).
+    """First-order (Saltelli 2010) and total (Jansen 1999) estimates, each (d, k), by
+    :func:`scipy.stats.sobol_indices` on the precomputed evaluations (it centres the outputs
+    by their pooled mean, as the module notes say; n must be a power of two).
 
     Args:
         fA, fB: (n, k) outputs on A and B; fAB: (d, n, k) outputs on AB_i.
     """
-    mean = 0.5 * (fA.mean(0) + fB.mean(0))
-    fA, fB, fAB = fA - mean, fB - mean, fAB - mean
-    V = np.concatenate([fA, fB]).var(0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        first = (fB[None] * (fAB - fA[None])).mean(1) / V
-        total = 0.5 * ((fA[None] - fAB) ** 2).mean(1) / V
-    return first, total
+        res = stats.sobol_indices(func={"f_A": fA.T, "f_B": fB.T,
+                                        "f_AB": np.transpose(fAB, (0, 2, 1))}, n=len(fA))
+    k = fA.shape[1]  # scipy drops the output axis of a single output: (d,) for (1, d)
+    return (np.reshape(res.first_order, (k, -1)).T, np.reshape(res.total_order, (k, -1)).T)
 
 
 def _split(Y, d, n):

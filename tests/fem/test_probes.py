@@ -67,6 +67,10 @@ def test_mesh_convergence_flags_what_it_can_extrapolate():
             abs(v[0] - c.extrapolated[name]) / abs(c.extrapolated[name]))
     # p1 sits where w changes fastest: its orders (1.64, 2.12) have not settled
     assert c.asymptotic == {"p1": False, "p2": True, "p3": True}
+    # the settled probes converge at the bilinear element's order 2 in h (the interpolation
+    # error of Q4 displacements; 1.84-1.97 measured)
+    for name in ("p2", "p3"):
+        assert c.order[name] == pytest.approx(2.0, abs=0.2), (name, c.orders[name])
     # an independent check of the flag: extrapolated from the three coarsest meshes, the
     # settled probes predict the finest solve better than the mesh before it does; p1 does not
     for name in ("p2", "p3", "p1"):

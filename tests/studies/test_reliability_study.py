@@ -52,7 +52,7 @@ def test_report_schema(tiny):
 def test_truth_and_threshold_follow_the_fe_runs(tiny):
     """The threshold is the pilot's quantile and the truth counts the FE runs below it:
     checked against the FE model run directly on the same points."""
-    from studies.reliability import _normal_points
+    from studies.reliability.study import _normal_points
     from uqkit.adapters import MembraneModel
     from uqkit.inputs.transforms import u_to_x
     from uqkit.presets import table3

@@ -41,6 +41,24 @@ def test_source_digest_reads_a_module_without_importing_it():
     assert out == ["False", "True", "True"]
 
 
+def test_the_cache_key_covers_every_module_of_the_packages_it_names():
+    # a changed file deep in surrogates (an engine's trainer) must retrain a study's fits
+    import pathlib
+
+    import surrogates
+    import uqkit
+    from studies.common import code_modules
+
+    names = set(code_modules("uqkit.reliability"))
+    for package in (surrogates, uqkit):
+        root = pathlib.Path(package.__file__).parent
+        prefix = "reliability" if package is uqkit else ""
+        for path in (root / prefix).rglob("*.py"):
+            parts = path.relative_to(root.parent).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            assert name in names, name
+
+
 def test_source_digest_of_an_unknown_module_raises_import_error():
     from uqkit.execution.model import source_digest
 

@@ -156,6 +156,10 @@ def test_estimators_against_a_direct_computation():
 def test_warnings_for_small_samples():
     inputs = RandomInputs.from_spec({"x1": "normal(0, 1)", "x2": "normal(0, 1)"})
     with pytest.warns(UserWarning, match="n=1000 is not a power of two"):
+        sobol_indices(linear_two, inputs, n=1000, bootstrap=0, method="pce",
+                      executor="serial")
+    # the pick-freeze estimators (scipy.stats.sobol_indices) take a balanced design only
+    with pytest.raises(ValueError, match="n must be a power of two .* got n=1000; use n=1024"):
         sobol_indices(linear_two, inputs, n=1000, bootstrap=0, executor="serial")
     bad = SobolResult(("a", "b"), np.array([0.6, -0.2]), np.array([0.3, 0.1]),
                       np.array([[0.55, -0.3], [0.65, -0.1]]),

@@ -1,15 +1,15 @@
-"""report.md, report.json and the figures of the membrane study."""
+"""report.md, report.json and the figures of the membrane study.
+
+Imports: numpy, matplotlib (through :mod:`studies.common`) and the study's settings.
+"""
 import numpy as np
 
-from fem.presets import PAPER_PROBES
 from uqkit.presets import table3
 from uqkit.statistics import kde
 
-from .common import figure_section, pyplot, save_figure, write_reports
-
-#: The output names: the paper's probes, in order.
-PROBES = tuple(PAPER_PROBES)
-
+from ..common import figure_section, pyplot, save_figure, write_reports
+from .settings import PROBES
+from .tasks import kde_grid
 
 def figures(study, uq, Wt, Wv, fits, fig_index, load_paths):
     """Draw the study's figures into its directory; returns {name: file}."""
@@ -189,7 +189,7 @@ def _nominal_strain(study):
 
 
 def fig_load_paths(study, load_paths):
-    """Fig. 7a from the converged load paths of ``studies.membrane._load_paths_task``."""
+    """Fig. 7a from the converged load paths of :func:`studies.membrane.tasks.load_paths_task`."""
     plt = pyplot()
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
@@ -221,22 +221,6 @@ def fig_predictive(study, fits, Wv, fig_index):
                  fontsize=9)
     ax.legend(fontsize=8)
     return save_figure(fig, study.out, "fig7c_predictive.png", 110)
-
-
-def kde_grid(w):
-    """Fig. 8's abscissae for one output: 300 points over the FE truth sample ``w``'s
-    0.05-99.95% range, 5% of it either side (length units)."""
-    lo_x, hi_x = np.quantile(w, [0.0005, 0.9995])
-    pad = 0.05 * (hi_x - lo_x)
-    return np.linspace(lo_x - pad, hi_x + pad, 300)
-
-
-def surrogate_densities(mean, draws, grid):
-    """Fig. 8's curves of one surrogate and output on ``grid``: the KDE of its predictive means
-    (n,) and the 2.5-97.5% band of the KDEs of its first 20 posterior function draws (S, n)."""
-    dens = np.array([kde(d, grid)[1] for d in draws[:20]])
-    lo, hi = np.quantile(dens, [0.025, 0.975], axis=0)
-    return {"mean": kde(mean, grid)[1].tolist(), "band": [lo.tolist(), hi.tolist()]}
 
 
 def fig_kde(study, uq, Wt):

@@ -1,124 +1,22 @@
-"""Reliability and sensitivity study on the membrane: how likely the centre deflects beyond a
-limit, by every method of :mod:`uqkit.reliability` against an FE Monte Carlo truth, and which
-inputs drive the deflections, by Sobol' indices from FE runs against a BDL surrogate's.
+"""The reliability study's computation: its tasks and :func:`run`.
 
-Inputs are those of Table 3 (``uqkit.presets.table3``); the outputs are w at the paper's three
-probes taken as mesh points (``probe_frame="relative"``, as in the membrane study: at fixed
-physical points w is only C0 in the inputs).
-
-The limit state is ``g(x) = w_p1(x) - threshold`` (w < 0 is downward, so failure,
-``g <= 0``, is a deflection at least as deep as the threshold). The threshold is the
-``quantile`` (1e-3) quantile of w(p1) in a pilot FE Monte Carlo of ``n_pilot`` runs, drawn
-independently of the truth, so that the truth's Pf is an unbiased estimate of a probability
-near 1e-3 rather than 1e-3 by construction. The truth is an FE Monte Carlo of ``n_truth``
-runs with an exact (Clopper-Pearson) interval. Both draw standard normal points u and map them
-through the inputs' Rosenblatt transform (as :mod:`uqkit.reliability` does); the truth's
-points are also the candidate population of active learning, so that active learning and the
-truth count failures in one population and their difference is the surrogate's
-misclassification alone.
-
-Methods (each through :func:`uqkit.reliability.failure_probability`, every FE run in a store):
-FORM, SORM (Tvedt; Breitung and Hohenbichler-Rackwitz in the report), importance sampling at
-the design point, subset simulation and active learning on a GP and on the BDL, with at most
-1/100 of the truth's runs.
-
-Sensitivity: pick-freeze indices of w(p1), w(p2), w(p3) from FE runs (``n_sobol`` base
-samples, ``n_sobol (d + 2)`` runs); the same from a BDL trained on ``n_sobol_train`` FE runs
-(Latin hypercube), with its epistemic band over posterior function draws; and the indices of
-a PCE fitted on those same training runs.
-
-Run it with ``uqkit study reliability --out DIR`` or :func:`run`. Every FE run lives in a
-store of the study's cache and every finished method's result in a cache entry: a killed study
-resumes without recomputing a finished run or method.
+Imports: numpy, uqkit, :mod:`studies.common` and the study's settings, tasks and report;
+fem and surrogates inside the tasks that need them.
 """
 import hashlib
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 
 from uqkit import propagate
 from uqkit.adapters import MembraneModel
-from uqkit.execution.executors import cpu_count
 from uqkit.presets import table3
-from uqkit.validation import check_count
 
-from .common import StudyError, code_version, locked, pyplot, save_figure, study_cache
-
-PROBES = ("p1", "p2", "p3")
-#: The methods of the comparison, in the report's order.
-METHODS = ("form", "sorm", "is", "subset", "active-gp", "active-bdl")
-
-
-@dataclass
-class ReliabilityStudy:
-    """Settings of the reliability study (the defaults finish in a few minutes on 2 cores).
-
-    Attributes:
-        out: output directory.
-        seed: master seed of every draw.
-        quantile: the threshold's quantile of w(p1) in the pilot sample.
-        n_pilot: FE runs of the pilot that sets the threshold.
-        n_truth: FE Monte Carlo runs of the truth (also the active-learning population).
-        n_is: importance-sampling runs; n_subset: subset-simulation runs per level.
-        max_runs: true-run budget of active learning (default ``n_truth // 100``).
-        n_sobol: base samples of the FE pick-freeze indices (a power of two).
-        n_sobol_train: FE runs (Latin hypercube) the BDL and the PCE of the indices train on.
-        n_sobol_surrogate: base samples of the surrogate's indices (a power of two).
-        max_iter: L-BFGS iterations of every BDL fit.
-        paper: a larger run (1e6 truth, 2^12 FE Sobol' base samples).
-        workers, dask: processes (or a Dask scheduler) for the FE runs.
-        nx, ny: the FE mesh.
-    """
-
-    out: str
-    seed: int = 0
-    quantile: float = 1e-3
-    n_pilot: int = 20_000
-    n_truth: int = 100_000
-    n_is: int = 2000
-    n_subset: int = 1000
-    max_runs: int = None
-    n_sobol: int = 1024
-    n_sobol_train: int = 256
-    n_sobol_surrogate: int = 8192
-    max_iter: int = 2000
-    paper: bool = False
-    workers: int = None
-    dask: str = None
-    nx: int = 20
-    ny: int = 10
-    progress: bool = True
-    retry_failed: bool = False
-
-    def __post_init__(self):
-        if self.paper:
-            self.n_truth = max(self.n_truth, 1_000_000)
-            self.n_sobol = max(self.n_sobol, 4096)
-        if self.max_runs is None:
-            self.max_runs = max(self.n_truth // 100, 20)
-        for name in ("n_pilot", "n_truth", "n_is", "n_subset", "max_runs", "n_sobol",
-                     "n_sobol_train", "n_sobol_surrogate", "max_iter"):
-            check_count(getattr(self, name), name)
-        for name in ("n_sobol", "n_sobol_surrogate"):
-            n = getattr(self, name)
-            if n & (n - 1):
-                raise ValueError(f"{name} must be a power of two, got {name}={n}")
-        q = self.quantile
-        if not (isinstance(q, (int, float)) and math.isfinite(q) and 0 < q < 0.5):
-            raise ValueError(f"quantile must be a number in (0, 0.5), got quantile={q!r}")
-        if self.n_pilot * q < 5:
-            raise ValueError(f"n_pilot={self.n_pilot} puts fewer than 5 pilot runs below the "
-                             f"quantile {q}: the threshold would be a guess; raise n_pilot to "
-                             f"at least {math.ceil(5 / q)}")
-        if self.n_truth * q < 10:
-            raise ValueError(f"n_truth={self.n_truth} expects fewer than 10 failures at Pf "
-                             f"~ {q}; raise n_truth to at least {math.ceil(10 / q)}")
-        self.workers = cpu_count() if self.workers is None else int(self.workers)
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got workers={self.workers}")
-        MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now
+from ..common import StudyError, code_version, locked, study_cache
+from .settings import METHODS, PROBES
+from .report import _figures, _markdown
 
 
 class DeflectionLimit:
@@ -321,15 +219,14 @@ def run(study, log=print):
     settings = {"g": g.describe(), "seed": s, "n_is": study.n_is, "n_subset": study.n_subset,
                 "max_runs": study.max_runs, "n_truth": study.n_truth,
                 "max_iter": study.max_iter,
-                "code": code_version(__name__, "uqkit.reliability", "uqkit.reliability.active",
-                                     "uqkit.reliability.subset"), "version": 1}
+                "code": code_version(__package__, "uqkit.reliability"), "version": 1}
     methods = {}
     for name in METHODS:
         methods[name] = run_method(study, name, g, U_truth, settings, log)
     sobol, results = sobol_comparison(study, model, log)
     report = _report(study, threshold, threshold_ci, truth, methods, sobol, truth_res, t_start)
     report["figures"] = _figures(study, methods, truth, results)
-    from .common import write_reports
+    from ..common import write_reports
 
     write_reports(study.out, report, _markdown(report), log)
     return report
@@ -384,81 +281,3 @@ def _report(study, threshold, threshold_ci, truth, methods, sobol, truth_res, t_
                     "computed_in_truth": truth_res.computed},
         "total_seconds": time.perf_counter() - t_start,
     }
-
-
-def _figures(study, methods, truth, results):
-    from uqkit.reliability import ReliabilityResult
-    from uqkit.reliability.active import plot_history
-    from uqkit.sensitivity import plot_sobol
-
-    plt = pyplot()
-    figs = {}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, name in zip(axes, ("active-gp", "active-bdl")):
-        m = methods[name]
-        r = ReliabilityResult(pf=m["pf"], cov=math.nan, ci=(0, 0), beta=math.nan,
-                              model_runs=m["model_runs"], method="active",
-                              history=m["history"])
-        plot_history(r, ax=ax, reference=truth["pf"])
-        ax.axhspan(*truth["ci"], color="k", alpha=0.08)
-        ax.set_yscale("log")
-        ax.set_title(f"{name}: Pf {m['pf']:.3g} in {m['model_runs']} runs")
-    figs["active_learning"] = save_figure(fig, study.out, "active_learning.png", 120)
-    fe, sur = results
-    fig, axes = plt.subplots(2, 3, figsize=(13, 6), sharey=True)
-    plot_sobol(fe, axes=axes[0])
-    plot_sobol(sur, axes=axes[1])
-    for ax in axes[0]:
-        ax.set_title(f"FE ({fe.model_runs} runs): {ax.get_title()}")
-    for ax in axes[1]:
-        ax.set_title(f"BDL ({study.n_sobol_train} FE runs): {ax.get_title()}")
-    figs["sobol"] = save_figure(fig, study.out, "sobol.png", 120)
-    return figs
-
-
-def _fmt_ci(ci):
-    return "-" if ci is None else f"[{ci[0]:.3g}, {ci[1]:.3g}]"
-
-
-def _markdown(rep):
-    t = rep["truth"]
-    lines = [
-        "# Membrane reliability and sensitivity", "",
-        f"Limit state: g = w(p1) - ({rep['threshold']:.6g}); failure where g <= 0. The "
-        f"threshold is the {rep['threshold_choice']['quantile']} quantile of w(p1) in an "
-        f"independent pilot of {rep['threshold_choice']['pilot_runs']} FE runs (95% interval of "
-        f"that quantile: {_fmt_ci(rep['threshold_choice']['ci95'])}).", "",
-        f"FE Monte Carlo truth: Pf = {t['pf']:.4g}, 95% CI {_fmt_ci(t['ci'])} "
-        f"({t['failures']} failures in {t['model_runs']} runs"
-        + (f", {t['lost_runs']} runs the solver rejected, counted both ways in the CI"
-           if t["lost_runs"] else "") + ").", "",
-        "| method | Pf | 95% CI | Pf / truth - 1 | inside truth CI | model runs | seconds |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, m in rep["methods"].items():
-        conv = "" if m.get("converged", True) else " (not converged)"
-        lines.append(f"| {name}{conv} | {m['pf']:.4g} | {_fmt_ci(m['ci'])} | "
-                     f"{m['relative_error']:+.3f} | {'yes' if m['inside_truth_ci'] else 'no'} | "
-                     f"{m['model_runs']} | {m['seconds']:.1f}"
-                     + (" (loaded)" if m.get("loaded") else "") + " |")
-    warn = [f"- {n}: {w}" for n, m in rep["methods"].items() for w in m["warnings"]]
-    if warn:
-        lines += ["", "Warnings:", *warn]
-    sob = rep["sobol"]
-    lines += ["", "## Sobol' indices (first / total)", "",
-              f"FE pick-freeze on {sob['fe_model_runs']} runs; BDL and PCE trained on "
-              f"{sob['surrogate_training_runs']} FE runs.", "",
-              "| output | input | FE first | FE total | BDL first | BDL total | PCE first | "
-              "PCE total |", "|---|---|---|---|---|---|---|---|"]
-    for j, out in enumerate(sob["outputs"]):
-        for i, name in enumerate(sob["inputs"]):
-            cells = [f"{sob[k][m][i][j]:.4f}" for k in ("fe", "bdl", "pce")
-                     for m in ("first", "total")]
-            lines.append(f"| {out} | {name} | " + " | ".join(cells) + " |")
-    diff = sob["max_abs_difference_from_fe"]
-    lines += ["", "Largest difference from the FE indices: " + "; ".join(
-        f"{k} first {v['first']:.4f}, total {v['total']:.4f}" for k, v in diff.items()) + ".",
-        "", f"Total wall time: {rep['total_seconds']:.0f} s.", "",
-        "## Figures", "", "![active learning](active_learning.png)", "",
-        "![Sobol' indices](sobol.png)", ""]
-    return "\n".join(lines)

@@ -1,0 +1,281 @@
+"""The membrane study's computation: its tasks and :func:`run`.
+
+Imports: numpy, uqkit, :mod:`studies.common` and the study's settings, tasks and report;
+fem and surrogates inside the tasks that need them.
+"""
+import hashlib
+import os
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from uqkit import propagate, sample
+from uqkit.adapters import MembraneModel
+from uqkit.execution.cache import cached_map
+from uqkit.presets import table3
+from uqkit.statistics import describe
+
+from ..common import StudyError, code_version, locked, study_cache
+from .settings import PAPER_R2, PROBES
+from .report import figures, write_report
+from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, TableTask, UQTask,
+                    run_task)
+
+
+def bdl_settings(n, study, seed):
+    """BDL constructor arguments for a training set of n rows.
+
+    Default: the MAP network trained to convergence by full-batch L-BFGS (float64, noise
+    precision held at noise std 0.1 (standardised units) for the first half of the iterations,
+    then learned; ``max_iter`` iterations in all) and the full-GGN linearised Laplace posterior
+    about it (``inference="laplace"``), whose prior precision per parameter tensor and noise
+    precision per output maximise the Laplace evidence (``laplace_prior_scale="evidence"``).
+    Fits of one size train as one batched program (:func:`surrogates.fit_many`).
+
+    ``--paper``: the paper's method and settings: mean-field VI by Adam, lr 0.005 x 0.75 every
+    100 epochs, ``epochs`` epochs, batch 16, 200 ELBO samples, from a small posterior standard
+    deviation (1e-5).
+    """
+    common = dict(hidden=(30, 15, 10), activation="tanh", seed=seed, num_threads=1,
+                  predict_samples=200, progress=False)
+    if study.paper:
+        return dict(common, inference="meanfield", lr=0.005, lr_step=100, lr_gamma=0.75,
+                    epochs=study.epochs, init_std=1e-5, batch_size=16, n_samples=200)
+    return dict(common, inference="laplace", noise_std=0.1, max_iter=study.max_iter)
+
+
+# -- FE data -----------------------------------------------------------------------------------
+def fe_dataset(study, name, n, seed, model, log, need=1):
+    """Run (or load) n FE samples of the Table-3 inputs; returns (X, W, result) of the runs
+    that succeeded.
+
+    Raises:
+        StudyError: fewer than ``need`` runs succeeded (the study cannot go on with them).
+    """
+    samples = sample(table3(), n, rule="random", seed=seed)
+    settings = {"dataset": name, "n": n, "seed": seed, "model": model.describe(),
+                "inputs_sha256": hashlib.sha256(samples.values.tobytes()).hexdigest()}
+    res = propagate(model, samples, workers=study.workers, dask=study.dask,
+                    executor="dask" if study.dask else "local",
+                    store=study_cache(study).path(f"fe-{name}", settings),
+                    settings={"dataset": name, "seed": seed}, progress=study.progress,
+                    retry_failed="all" if study.retry_failed else "errors")
+    log(f"FE {name}: {res.summary()}")
+    ok = res.ok
+    if ok.sum() < need:
+        reasons = "; ".join(f"{c} x {r}" for r, c in res.failures().most_common(3))
+        raise StudyError(f"FE data set {name!r}: only {int(ok.sum())} of {n} runs succeeded "
+                         f"and the study needs {need}; stopping ({reasons})")
+    return res.inputs.values[ok], res.outputs[ok], res
+
+
+def fit_settings(study, model):
+    """What the surrogate fits depend on: the FE model and data sets behind them and the
+    training settings. A fit made with other settings is another cache entry, so changing,
+    say, ``epochs`` retrains while the FE runs are reused."""
+    n_pool = max(max(study.train_sizes), study.n_uq_train)
+    return {"seed": study.seed, "epochs": study.epochs, "paper": study.paper,
+            "n_pool": n_pool, "n_validation": study.n_validation,
+            "n_calibration": study.n_calibration, "priors": study.priors,
+            "max_iter": study.max_iter, "model": model.describe(),
+            "code": code_version(__name__), "fit_version": 6}
+
+
+# -- the study ---------------------------------------------------------------------------------
+@dataclass
+class FEData:
+    """The study's FE data sets: the training pool (Xp, Wp), validation (Xv, Wv), calibration
+    (Xc, Wc) and truth (Xt, Wt), with their propagation results and one core's seconds per
+    truth run."""
+
+    Xp: np.ndarray
+    Wp: np.ndarray
+    Xv: np.ndarray
+    Wv: np.ndarray
+    Xc: np.ndarray
+    Wc: np.ndarray
+    Xt: np.ndarray
+    Wt: np.ndarray
+    results: tuple
+    truth_seconds: float
+
+    def counts(self):
+        """FE runs computed, loaded from the stores, and failed."""
+        return (sum(r.computed for r in self.results), sum(r.loaded for r in self.results),
+                sum(r.n_failed for r in self.results))
+
+    def sha256(self):
+        """A hash of the data the fits are trained and scored on."""
+        return hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in (
+            self.Xp, self.Wp, self.Xv, self.Wv, self.Xc, self.Wc))).hexdigest()
+
+
+def fe_data(study, model, log):
+    """Run (or load) the study's four FE data sets (:class:`FEData`)."""
+    s = study.seed
+    n_pool = max(max(study.train_sizes), study.n_uq_train)
+    # a few extra runs, so that a pool run the solver rejects (p3 lies outside a membrane
+    # narrower than 0.8, about 3 in 1e5 draws) does not shorten the training sets; the first
+    # n_pool that succeed are used (the draws are row by row: the extra rows come last)
+    Xp, Wp, pool_res = fe_dataset(study, "train-pool", n_pool + max(10, n_pool // 50),
+                                  1000 * s + 1, model, log, need=n_pool)
+    Xv, Wv, val_res = fe_dataset(study, "validation", study.n_validation, 1000 * s + 2, model,
+                                 log, need=2)
+    Xc, Wc, cal_res = fe_dataset(study, "calibration", study.n_calibration, 1000 * s + 6,
+                                 model, log, need=2)
+    Xt, Wt, truth_res = fe_dataset(study, "truth", study.n_truth, 1000 * s + 3, model, log,
+                                   need=2)
+    # one core's seconds per FE run, from the evaluation times the truth's store records
+    return FEData(Xp[:n_pool], Wp[:n_pool], Xv, Wv, Xc, Wc, Xt, Wt,
+                  (pool_res, val_res, cal_res, truth_res),
+                  truth_res.compute_seconds / len(truth_res.status))
+
+
+def study_tasks(study, fe, fig_index, uq_paths):
+    """The pool's tasks by name: per training size its Table-4 fits (every prior and seed, one
+    batched program) and the GP, PCE and PR beside them; the UQ fits with their surrogate
+    Monte Carlo; the FE mesh check and the Fig. 7a paths (a few seconds of FE solves each,
+    beside the fits rather than after them in this process)."""
+    s = study.seed
+    tasks = {}
+    for n in study.train_sizes:
+        fits = tuple(Fit(f"table-{prior_name}-{n}-seed{k}", fe.Xp[:n], fe.Wp[:n], prior,
+                         bdl_settings(n, study, 100 * s + k),
+                         fig_index if (k == 0 and prior_name == "direct") else None)
+                     for prior_name, prior in study.priors.items()
+                     for k in range(study.n_seeds))
+        tasks[f"table-{n}"] = TableTask(n, fits, fe.Xv, fe.Wv, fe.Xc, fe.Wc)
+        tasks[f"baselines-{n}"] = BaselineTask(n, fe.Xp[:n], fe.Wp[:n], fe.Xv, fe.Wv, s)
+    n_uq = study.n_uq_train
+    Xmc = sample(table3(), study.n_surrogate_mc, seed=1000 * s + 4).values
+    fits = tuple(Fit(prior_name, fe.Xp[:n_uq], fe.Wp[:n_uq], prior,
+                     bdl_settings(n_uq, study, 100 * s + 99), uq_paths[prior_name])
+                 for prior_name, prior in study.priors.items())
+    tasks[f"uq-{n_uq}"] = UQTask(n_uq, fits, Xmc, fe.Wt)
+    tasks["discretisation"] = DiscretisationTask(study.nx, study.ny)
+    tasks["load-paths"] = LoadPathsTask(study.n_paths, 1000 * s + 5)
+    return tasks
+
+
+@locked
+def run(study, log=print):
+    """Run the whole study; writes DIR/report.md, DIR/report.json and the PNGs; returns the
+    report dict.
+
+    Raises:
+        StudyError: an FE data set came back with too few successful runs.
+    """
+    t_start = time.perf_counter()
+    model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+    fe = fe_data(study, model, log)
+    fig_index = int(np.argmin(np.abs(fe.Wv[:, 0] - np.median(fe.Wv[:, 0]))))
+    cache = study_cache(study)
+    # the fits are keyed by the very data they are trained and scored on, too
+    settings = dict(fit_settings(study, model), data_sha256=fe.sha256())
+    key = f"uq-{study.n_uq_train}"
+    # the UQ surrogates, each saved as a file of the cache
+    uq_paths = {prior_name: cache.path(f"uq-{prior_name}-{study.n_uq_train}",
+                                       dict(settings, task=key), ".pt")
+                for prior_name in study.priors}
+    tasks = study_tasks(study, fe, fig_index, uq_paths)
+    # the Monte Carlo's statistics depend on the truth and the number of inputs, too
+    extra = {key: {"n_surrogate_mc": study.n_surrogate_mc, "truth_sha256": hashlib.sha256(
+        np.ascontiguousarray(fe.Wt).tobytes()).hexdigest()}}
+    # largest first, so that the longest tasks do not start last (the FE tasks: last)
+    order = sorted(tasks, key=lambda k: -tasks[k].size)
+    groups, computed = cached_map(
+        run_task, {k: (dict(settings, task=k, **extra.get(k, {})), tasks[k]) for k in order},
+        cache, study.workers, study.progress, "train surrogates")
+    log(f"surrogate fits: {computed} tasks trained, {len(tasks) - computed} loaded")
+    fits = {}
+    for k, v in groups.items():
+        if k.startswith("table-"):
+            fits.update(v)
+    uq = {}
+    for prior_name in study.priors:
+        fit_s = groups[key]["fit_seconds"] / len(study.priors)
+        uq[prior_name] = dict(groups[key]["priors"][prior_name], fit_seconds=fit_s)
+        log(f"UQ surrogate ({prior_name}): fit {fit_s:.1f} s, {study.n_surrogate_mc} "
+            f"predictions x 50 posterior draws in {uq[prior_name]['predict_seconds']:.1f} s "
+            "on one core")
+
+    report = _report(study, _table(fits, study), uq, fe, groups["discretisation"], t_start)
+    report["baselines"] = {name: {str(n): groups[f"baselines-{n}"][name]
+                                  for n in study.train_sizes} for name in ("GP", "PCE", "PR")}
+    report["fit_seconds"] = {"table": {str(n): next(iter(groups[f"table-{n}"].values()))[
+        "group_fit_seconds"] for n in study.train_sizes}, "uq": groups[key]["fit_seconds"]}
+    report["figures"] = figures(study, uq, fe.Wt, fe.Wv, fits, fig_index,
+                                groups["load-paths"])
+    # the whole study but the writing of its report files
+    report["timings"]["total_seconds"] = time.perf_counter() - t_start
+    write_report(study, report)
+    log(f"report: {os.path.join(study.out, 'report.md')}")
+    return report
+
+
+def _table(fits, study):
+    """{prior: {n: {metric: {"median": [...], "min": [...], "max": [...]}}}}."""
+    out = {}
+    for prior_name in study.priors:
+        out[prior_name] = {}
+        for n in study.train_sizes:
+            runs = [fits[f"table-{prior_name}-{n}-seed{k}"] for k in range(study.n_seeds)]
+            out[prior_name][n] = {
+                m: {"median": np.median([r[m] for r in runs], 0).tolist(),
+                    "min": np.min([r[m] for r in runs], 0).tolist(),
+                    "max": np.max([r[m] for r in runs], 0).tolist()}
+                for m in ("r2", "rmse", "nll", "coverage95", "crps", "nll_cal",
+                          "coverage95_cal", "crps_cal", "variance_scale", "coverage95_prior",
+                          "nll_prior", "prior_scale") if m in runs[0]}
+    return out
+
+
+def _report(study, table, uq, fe, discretisation, t_start):
+    """The report's numbers: Table 4, the surrogate Monte Carlo against the FE truth, the FE
+    runs and the timings."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    primary = "hierarchical" if "hierarchical" in uq else next(iter(uq))
+
+    def truth_stats(j):
+        return describe(fe.Wt[:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
+
+    # each statistic is its own computation (its own bootstrap seeds), mostly numpy sorts
+    # that release the GIL: on every core at once, with the same results (the surrogates'
+    # were made in their task, see _uq_statistics)
+    with ThreadPoolExecutor(max_workers=study.workers) as ex:
+        stats_truth = dict(zip(PROBES, ex.map(truth_stats, range(len(PROBES)))))
+    uq_cmp = {pr: u["stats"] for pr, u in uq.items()}
+    n_t = len(fe.Wt)
+    truth_seconds = fe.truth_seconds
+    fe_computed, fe_loaded, fe_failed = fe.counts()
+    # FE cost on this study's cores: one core's seconds per run, perfectly parallel
+    fe_per_1e5 = truth_seconds * 1e5 / study.workers if truth_seconds else None
+    timings = {"fe_seconds_per_run": truth_seconds, "fe_truth_runs": n_t,
+               "fe_seconds_per_1e5": fe_per_1e5, "total_seconds": time.perf_counter() - t_start}
+    for prior_name, u in uq.items():
+        # the prediction on the study's cores, from one core's time as for the FE
+        sur = u["fit_seconds"] + (u["predict_seconds"] * 1e5 / study.n_surrogate_mc
+                                  / study.workers)
+        timings[f"surrogate_{prior_name}_seconds_per_1e5_incl_training"] = sur
+        if fe_per_1e5:
+            timings[f"speedup_{prior_name}"] = fe_per_1e5 / sur
+    return {
+        "settings": {k: v for k, v in asdict(study).items() if k != "progress"},
+        "r2": {pr: {str(n): table[pr][n]["r2"]["median"] for n in study.train_sizes}
+               for pr in study.priors},
+        "table": {pr: {str(n): v for n, v in table[pr].items()} for pr in study.priors},
+        "paper_r2": {pr: {str(n): v for n, v in PAPER_R2[pr].items()} for pr in PAPER_R2},
+        "ks": {p: uq_cmp[primary][p]["comparison"]["ks"] for p in PROBES},
+        "wasserstein": {p: uq_cmp[primary][p]["comparison"]["wasserstein"] for p in PROBES},
+        "ks_by_prior": {pr: {p: uq_cmp[pr][p]["comparison"]["ks"] for p in PROBES} for pr in uq},
+        "primary_prior": primary,
+        "uq": uq_cmp,
+        "truth": stats_truth,
+        "fe_runs_computed": fe_computed,
+        "fe_runs_loaded": fe_loaded,
+        "fe_runs_failed": fe_failed,
+        "discretisation": discretisation,
+        "timings": timings,
+    }

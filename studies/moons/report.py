@@ -1,0 +1,117 @@
+"""The moons study's report: report.md's text and the figures.
+
+Imports: numpy, matplotlib (through :mod:`studies.common`) and the study's settings.
+"""
+import numpy as np
+
+from ..common import figure_section, pyplot, save_figure
+from .settings import ACCURACY_GOAL, GRID, PRIORS, TRIALS, make_data
+
+
+def _effect(r):
+    """Per base prior and trial: hierarchical minus direct (accuracy, NLL, ECE)."""
+    out = {}
+    for base in ("laplace", "normal", "cauchy"):
+        out[base] = {nz: {m: r[m][f"hier-{base}"][nz] - r[m][base][nz]
+                          for m in ("accuracy", "nll", "ece")} for nz in TRIALS}
+    return out
+
+
+def _markdown(study, r):
+    lap, vi = r["laplace_priors"], r["vi_priors"]
+    how = []
+    if lap:
+        how.append(f"{', '.join(lap)}: Laplace BDLs (MAP by full-batch L-BFGS, {study.max_iter} "
+                   "iterations, then the untempered full-GGN linearised Laplace posterior, its "
+                   f"prior precision scaled by the evidence); {study.restarts} initialisations "
+                   "per fit, the one with the lowest training objective (negative log joint at "
+                   "the MAP) kept")
+    if vi:
+        how.append(f"{', '.join(vi)}: mean-field variational inference, {study.epochs} Adam "
+                   f"epochs at batch {study.batch_size}, lr {study.lr}" +
+                   ("" if study.paper else " (the Laplace fit has no closed-form marginal for "
+                    "the hierarchical Cauchy prior)"))
+    lines = ["# Two moons classification (paper example 2)", "",
+             f"BDL 2-5-5-2, tanh, softmax; {study.seeds} seeds (each redraws the data). "
+             + "; ".join(how) + ". Validation metrics, mean +- std over seeds; "
+             "accuracy also as the minimum over seeds.", "",
+             "| prior | acc (0.1) | min acc (0.1) | acc (0.3) | min acc (0.3) | NLL (0.1) | "
+             "NLL (0.3) | ECE (0.1) | ECE (0.3) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for p in PRIORS:
+        cells = []
+        for nz in TRIALS:
+            cells += [f"{r['accuracy'][p][nz]:.4f} +- {r['accuracy_std'][p][nz]:.4f}",
+                      f"{r['accuracy_min'][p][nz]:.4f}"]
+        cells += [f"{r[m][p][nz]:.4f} +- {r[m + '_std'][p][nz]:.4f}"
+                  for m in ("nll", "ece") for nz in TRIALS]
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    lines += ["", "## Goals: every prior, every seed", "",
+              "Accuracy at least " + " and ".join(f"{g} at noise {nz}"
+                                                  for nz, g in ACCURACY_GOAL.items())
+              + " on every seed, i.e. the minimum over seeds:", ""]
+    for p in PRIORS:
+        lines.append(f"- {p}: " + "; ".join(
+            f"noise {nz}: min {c['min']:.4f} -> {'met' if c['met'] else 'NOT met'}"
+            for nz, c in r["goals"][p].items()) + ".")
+    failed = [f"{p} (noise {nz}: seeds " + ", ".join(
+        f"{s} at {a:.4f}" for s, a in enumerate(r["accuracy_seeds"][p][nz])
+        if a < ACCURACY_GOAL[nz]) + ")"
+        for p in PRIORS for nz in TRIALS if not r["goals"][p][nz]["met"]]
+    lines += ["", "All goals met." if r["goals_met"] else
+              "Not met: " + "; ".join(failed) + ".", ""]
+    if "restart_chosen" in r:
+        lines += [f"Restarts: fits (of {study.seeds}) that kept another initialisation than "
+                  "the first: " + ", ".join(
+                      f"{p} " + "/".join(str(sum(k != 0 for k in r["restart_chosen"][p][nz]))
+                                          for nz in TRIALS) for p in r["restart_chosen"])
+                  + " (noise " + "/".join(TRIALS) + ").", ""]
+    lines += ["## Did the hierarchical priors help at the stronger noise (0.3)?", "",
+              "Hierarchical minus direct prior, mean over seeds; the NLL difference against its "
+              "standard error. 'yes' needs a lower NLL by more than one standard error and no "
+              "lower accuracy.", ""]
+    for base, eff in r["hierarchical_effect"].items():
+        e = eff["0.3"]
+        se = np.hypot(r["nll_std"][base]["0.3"], r["nll_std"][f"hier-{base}"]["0.3"]) / np.sqrt(
+            max(r["seeds"], 1))
+        verdict = ("yes" if e["nll"] < -se and e["accuracy"] >= 0 else
+                   "no, it did worse" if e["nll"] > se else "no clear difference")
+        lines.append(f"- {base}: accuracy {r['accuracy'][base]['0.3']:.4f} -> "
+                     f"{r['accuracy'][f'hier-{base}']['0.3']:.4f} ({e['accuracy']:+.4f}), "
+                     f"NLL {r['nll'][base]['0.3']:.4f} -> {r['nll'][f'hier-{base}']['0.3']:.4f} "
+                     f"({e['nll']:+.4f} +- {se:.4f}), ECE {e['ece']:+.4f} -> {verdict}.")
+    lines += figure_section(r["figures"])
+    return "\n".join(lines) + "\n"
+
+
+def _figures(study, res):
+    plt = pyplot()
+
+    paths = {}
+    for nz in TRIALS:
+        Xtr, ytr, _, _ = make_data(TRIALS[nz], float(nz), 0)
+        fig, axes = plt.subplots(2, 6, figsize=(20, 6.5))
+        for k, p in enumerate(PRIORS):
+            cell = res[f"{p}-noise{nz}-seed0"]
+            for row, (key, cmap, label) in enumerate((("grid_p1", "RdBu_r", "P(class 1)"),
+                                                      ("grid_var", "viridis", "variance"))):
+                ax = axes[row, k]
+                z = np.asarray(cell[key]).reshape(len(GRID), len(GRID))
+                cs = ax.contourf(GRID, GRID, z, levels=20, cmap=cmap)
+                fig.colorbar(cs, ax=ax, label=label)
+                ax.scatter(Xtr[:, 0], Xtr[:, 1], c=ytr, s=3, cmap="coolwarm", edgecolors="none")
+                ax.set_title(f"{p}: {label}", fontsize=9)
+                ax.set_xlim(-3, 3)
+                ax.set_ylim(-3, 3)
+        fig.suptitle(f"Predictive mean probability and variance, noise {nz} (cf. paper Fig. 5)")
+        paths[f"fig5_noise{nz}"] = save_figure(fig, study.out, f"fig5_noise{nz}.png", 80)
+    fig, axes = plt.subplots(2, 6, figsize=(20, 5.5))
+    for k, p in enumerate(PRIORS):
+        cell = res[f"{p}-noise0.3-seed0"]
+        axes[0, k].hist(cell["w1_samples"], bins=60, color="C0")
+        axes[0, k].set_title(f"{p}: layer-1 weights", fontsize=9)
+        axes[1, k].hist(cell["b1_samples"], bins=60, color="C1")
+        axes[1, k].set_title(f"{p}: layer-1 biases", fontsize=9)
+    fig.suptitle("Posterior samples of the first layer (marginals), noise 0.3 (cf. Fig. 6)")
+    paths["fig6"] = save_figure(fig, study.out, "fig6_posteriors.png", 80)
+    return paths

@@ -1,0 +1,59 @@
+"""The wind study's settings (a dataclass, checked on construction) and constants.
+
+Imports: numpy and uqkit (and fem's presets); nothing of the study's other modules.
+"""
+import os
+from dataclasses import dataclass
+
+from uqkit.execution.executors import cpu_count
+from uqkit.validation import check_count
+
+
+SYNTHETIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                         "tpu_synthetic_1to1to5_0deg.mat")
+
+
+PRIORS = {"direct": "normal(0, 1)", "hierarchical": "hierarchical-normal"}
+
+
+NETS = {"mean": (15, 10), "rms": (30, 15)}
+
+
+#: The paper's Table 5: RMSE of Cp_rms for 100..600 training points.
+PAPER_RMS = {
+    "direct": {"windward": (0.077, 0.030, 0.027, 0.022, 0.019, 0.017),
+               "leftside": (0.039, 0.030, 0.027, 0.019, 0.013, 0.012),
+               "leeward": (0.014, 0.013, 0.011, 0.011, 0.010, 0.010),
+               "rightside": (0.037, 0.025, 0.025, 0.021, 0.019, 0.015)},
+    "hierarchical": {"windward": (0.051, 0.021, 0.021, 0.020, 0.018, 0.015),
+                     "leftside": (0.037, 0.030, 0.024, 0.016, 0.012, 0.012),
+                     "leeward": (0.014, 0.011, 0.011, 0.010, 0.010, 0.009),
+                     "rightside": (0.033, 0.025, 0.023, 0.020, 0.014, 0.011)}}
+
+
+@dataclass
+class WindStudy:
+    """Settings; ``paper`` runs every size 100..700 with 3 seeds."""
+
+    out: str
+    tpu: str = None
+    sizes: tuple = (100, 200, 400, 700)
+    seeds: int = 2
+    grid: tuple = (250, 750)
+    epochs: int = 1000
+    paper: bool = False
+    workers: int = None
+    progress: bool = True
+
+    def __post_init__(self):
+        if self.paper:
+            self.sizes, self.seeds = tuple(range(100, 701, 100)), max(self.seeds, 3)
+        check_count(self.seeds, "seeds")
+        if not self.sizes or any(int(n) < 10 for n in self.sizes):
+            raise ValueError(f"sizes must be integers >= 10, got {self.sizes!r}")
+        self.sizes = tuple(int(n) for n in self.sizes)
+        check_count(self.epochs, "epochs")
+        self.tpu = self.tpu or SYNTHETIC
+        if not os.path.isfile(self.tpu):
+            raise ValueError(f"--tpu: no such file: {self.tpu}")
+        self.workers = cpu_count() if self.workers is None else int(self.workers)
