@@ -16,6 +16,14 @@ halves the step of every problem whose Armijo condition ``f(x + t d) <= f(x) + c
 fails; a pair with ``s.y <= 1e-10 |s| |y|`` (no positive curvature) is not stored, and a
 direction that is not a descent direction restarts that problem's history with ``-g``.
 
+The package's other two L-BFGS are libraries', each where this one would not serve: the
+evidence step (:mod:`surrogates.laplace.evidence`) maximises over a few bounded log-scales of
+one network, which scipy's L-BFGS-B does with its box constraints (this one has none), and
+the NN baseline (:class:`surrogates.NeuralNetwork`, ``optimizer="lbfgs"``) trains one network
+with torch's strong-Wolfe L-BFGS, as a scikit-learn-like baseline would.
+
+Imports: torch only.
+
 Example:
     >>> import torch
     >>> a = torch.tensor([[1.0], [3.0]], dtype=torch.float64)
