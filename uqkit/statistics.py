@@ -108,7 +108,7 @@ def kde(y, grid=None, n_grid=256, bins_per_bandwidth=64):
     sd = y.std(ddof=1)
     if not sd > 0:
         raise ValueError(f"kde needs a sample that is not constant (all {n} values are "
-                         f"{y[0]!r})")
+                         f"{float(y[0])!r})")
     h = sd * n ** -0.2
     if grid is None:
         pad = 0.1 * (y.max() - y.min())

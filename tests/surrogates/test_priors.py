@@ -123,3 +123,138 @@ def test_direct_prior_densities_are_scipys(prior_class, scipy_dist, loc, scale):
     # the scale argument (the hierarchical prior's per-layer scale) overrides the prior's own
     other = prior_class(loc, 1.0).log_prob(w, scale=torch.tensor(scale, dtype=torch.float64))
     assert np.allclose(other.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+# -- what each inference engine reads of a prior, against independent truth ------------------
+
+DIRECT_PRIORS = [NormalPrior(0.3, 0.7), LaplacePrior(-0.2, 0.5), CauchyPrior(0.1, 1.5)]
+HIERARCHICAL = [HierarchicalPrior("normal", 0.2, alpha=2.0, beta=0.5),
+                HierarchicalPrior("laplace", -0.1, alpha=1.5, beta=2.0)]
+SMALL_LAYERS = [(0, 2), (2, 5)]
+
+
+def _weights(seed=0, k=3, p=5):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(k, p, generator=g, dtype=torch.float64) * 0.8
+
+
+@pytest.mark.parametrize("prior", DIRECT_PRIORS, ids=repr)
+def test_direct_negative_log_density_is_minus_the_density_up_to_a_constant(prior):
+    w = _weights()
+    nld = prior.neg_log_density(w, SMALL_LAYERS)
+    minus_log_p = -prior.log_prob(w).sum(1)  # scipy-checked above
+    diff = nld - minus_log_p
+    assert torch.allclose(diff, diff[0].expand_as(diff), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("prior", HIERARCHICAL, ids=repr)
+def test_hierarchical_negative_log_density_is_the_marginal_over_the_layer_scale(prior):
+    """-log of p(w_l) = integral of p(w_l | s) IG(s; alpha, beta) ds over each layer's scale
+    s (the variance for the normal base, the scale for the Laplace base), by quadrature."""
+    from scipy import integrate
+
+    def marginal(w_layer):
+        def integrand(log_s):
+            s = math.exp(log_s)
+            scale = math.sqrt(s) if prior.base == "normal" else s
+            base = stats.norm if prior.base == "normal" else stats.laplace
+            return math.exp(base.logpdf(w_layer, prior.loc, scale).sum()
+                            + stats.invgamma.logpdf(s, prior.alpha, scale=prior.beta) + log_s)
+        return integrate.quad(integrand, -30, 30, limit=400, epsabs=0, epsrel=1e-11)[0]
+
+    w = _weights(1)
+    nld = prior.neg_log_density(w, SMALL_LAYERS).numpy()
+    exact = [-sum(math.log(marginal(row[a:b].numpy())) for a, b in SMALL_LAYERS) for row in w]
+    diff = nld - np.array(exact)
+    assert np.allclose(diff, diff[0], rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("prior", DIRECT_PRIORS + HIERARCHICAL, ids=repr)
+def test_negative_log_density_gradient_is_autograds(prior):
+    w = _weights(2).requires_grad_(True)
+    value, grad = prior.neg_log_density_grad(w.detach(), SMALL_LAYERS)
+    auto, = torch.autograd.grad(prior.neg_log_density(w, SMALL_LAYERS).sum(), w)
+    assert torch.allclose(value, prior.neg_log_density(w.detach(), SMALL_LAYERS), atol=1e-12)
+    assert torch.allclose(grad, auto, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("prior, precision", [
+    (NormalPrior(0.3, 0.7), 1 / 0.7 ** 2),   # the curvature of -log N
+    (LaplacePrior(-0.2, 0.5), 1 / 0.5 ** 2),  # Fisher information of the Laplace location
+    (CauchyPrior(0.1, 1.5), 0.5 / 1.5 ** 2)], ids=repr)  # Fisher information of the Cauchy
+def test_direct_laplace_precision_is_the_fisher_information(prior, precision):
+    from scipy import integrate
+
+    dist = {"normal": stats.norm, "laplace": stats.laplace, "cauchy": stats.cauchy}[prior.kind]
+
+    def score_squared(x):  # E[(d/dw log p)^2], the Fisher information, by quadrature
+        c = (x - prior.loc) / prior.scale
+        score = {"normal": c / prior.scale, "laplace": np.sign(c) / prior.scale,
+                 "cauchy": 2 * c / (prior.scale * (1 + c * c))}[prior.kind]
+        return score ** 2 * dist.pdf(x, prior.loc, prior.scale)
+
+    fisher = integrate.quad(score_squared, -np.inf, np.inf, limit=200)[0]
+    assert fisher == pytest.approx(precision, rel=1e-7)
+    w = _weights(3)[0]
+    assert torch.allclose(prior.laplace_precision(w, SMALL_LAYERS),
+                          torch.full_like(w, precision), rtol=1e-14)
+
+
+def test_hierarchical_normal_precision_is_the_expected_inverse_variance_given_the_weights():
+    """Given w_l, the layer variance is IG(alpha + P_l / 2, beta + |w_l - loc|^2 / 2): the
+    precision is its E[1 / s], here by quadrature of the conditional density."""
+    from scipy import integrate
+
+    prior = HIERARCHICAL[0]
+    w = _weights(4)[0]
+    precision = prior.laplace_precision(w, SMALL_LAYERS).numpy()
+    for a, b in SMALL_LAYERS:
+        layer = w[a:b].numpy()
+
+        def density(s, power):
+            return s ** power * np.exp(stats.norm.logpdf(layer, prior.loc, np.sqrt(s)).sum()
+                                       + stats.invgamma.logpdf(s, prior.alpha, scale=prior.beta))
+
+        num = integrate.quad(density, 0, np.inf, args=(-1,), limit=400)[0]
+        den = integrate.quad(density, 0, np.inf, args=(0,), limit=400)[0]
+        assert np.allclose(precision[a:b], num / den, rtol=1e-7)
+
+
+def test_hierarchical_laplace_precision_is_the_inverse_square_of_the_scales_mode():
+    prior = HIERARCHICAL[1]
+    w = _weights(5)[0]
+    precision = prior.laplace_precision(w, SMALL_LAYERS)
+    for a, b in SMALL_LAYERS:
+        # the conditional of the scale: IG(alpha + P_l, beta + |w_l - loc|_1), mode rate/(shape+1)
+        mode = (prior.beta + float((w[a:b] - prior.loc).abs().sum())) / (prior.alpha + (b - a) + 1)
+        assert torch.allclose(precision[a:b], torch.full((b - a,), 1 / mode ** 2,
+                                                         dtype=torch.float64), rtol=1e-14)
+
+
+def test_what_the_engines_read_of_each_prior():
+    normal, laplace, cauchy = NormalPrior(0.3, 0.7), LaplacePrior(-0.2, 0.5), CauchyPrior(0, 1)
+    assert normal.meanfield_spec() == ("normal", 0.3, 0.7)
+    assert laplace.meanfield_spec() == ("laplace", -0.2, 0.5)
+    assert cauchy.meanfield_spec() is None  # no closed-form KL: the autograd trainer
+    # a point-mass hierarchical prior is the direct prior it equals (the variance for normal)
+    point = HierarchicalPrior("normal", 0.3, point_mass=0.49)
+    assert repr(point.resolved()) == repr(NormalPrior(0.3, 0.7))
+    assert point.meanfield_spec() == ("normal", 0.3, 0.7)
+    point_l = HierarchicalPrior("laplace", 0.1, point_mass=2.0)
+    assert repr(point_l.resolved()) == repr(LaplacePrior(0.1, 2.0))
+    w = _weights(6)
+    assert torch.equal(point.neg_log_density_grad(w, SMALL_LAYERS)[1],
+                       NormalPrior(0.3, 0.7).neg_log_density_grad(w, SMALL_LAYERS)[1])
+    assert torch.equal(point.laplace_precision(w[0], SMALL_LAYERS),
+                       NormalPrior(0.3, 0.7).laplace_precision(w[0], SMALL_LAYERS))
+    assert HIERARCHICAL[0].meanfield_spec() is None and HIERARCHICAL[0].resolved() is \
+        HIERARCHICAL[0]
+    assert normal.location == 0.3 and HIERARCHICAL[1].location == -0.1
+    assert normal.layer_scales() is None
+    assert torch.equal(HIERARCHICAL[0].layer_scales(), HIERARCHICAL[0].scales())
+    for prior in DIRECT_PRIORS + HIERARCHICAL + [point]:
+        prior.check_laplace()  # no error
+    with pytest.raises(ValueError, match="hierarchical-cauchy has no closed-form marginal"):
+        HierarchicalPrior("cauchy").check_laplace()
+    with pytest.raises(ValueError, match="hierarchical-cauchy has no closed-form marginal"):
+        HierarchicalPrior("cauchy").neg_log_density_grad(w, SMALL_LAYERS)

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from scipy import stats
 
 from uqkit import statistics as S
 
@@ -81,3 +82,163 @@ def test_quantile_interval_is_nan_beyond_the_sample():
     assert np.isnan(hi) and lo < 0.99
     lo, hi = quantile_interval(y, 0.5)
     assert lo < np.median(y) < hi
+
+
+# -- every output of the module against an independent computation (mutation testing found
+# these unchecked) ----------------------------------------------------------------------------
+
+def _sample(seed=0, n=5000):
+    return np.random.default_rng(seed).gamma(3.0, 2.0, n)  # skewed: the moments differ
+
+
+def test_describe_reports_each_statistic_by_its_definition():
+    y = _sample()
+    d = S.describe(y, quantiles=(0.1, 0.5), level=0.9, n_boot=60, seed=3)
+    n, s = len(y), y.std(ddof=1)
+    kurt = stats.kurtosis(y)
+    assert d["n"] == n and d["mean"] == pytest.approx(y.mean(), rel=1e-14)
+    assert d["std"] == pytest.approx(np.sqrt(np.sum((y - y.mean()) ** 2) / (n - 1)), rel=1e-12)
+    assert d["mean_se"] == pytest.approx(s / np.sqrt(n), rel=1e-12)
+    assert d["std_se"] == pytest.approx(s * np.sqrt((kurt + 2) / (4 * n)), rel=1e-12)
+    assert d["skewness"] == pytest.approx(stats.skew(y)) and d["kurtosis"] == pytest.approx(kurt)
+    # the bootstrap standard errors: their own seeds (seed, seed + 1), the requested resamples
+    assert d["skewness_se"] == S.bootstrap_se(y, stats.skew, 60, 3)
+    assert d["kurtosis_se"] == S.bootstrap_se(y, stats.kurtosis, 60, 4)
+    assert d["quantiles"] == {"0.1": np.quantile(y, 0.1), "0.5": np.quantile(y, 0.5)}
+    assert d["quantile_ci"]["0.1"] == S.quantile_interval(np.sort(y), 0.1, 0.9)
+    assert S.describe(y, n_boot=20)["skewness_se"] == S.bootstrap_se(y, stats.skew, 20, 0)
+
+
+def test_a_light_tailed_sample_keeps_a_zero_floor_on_the_std_error():
+    # excess kurtosis -2 (two points): var(s) from the delta method is 0, not negative
+    y = np.tile([0.0, 1.0], 500)
+    assert S.describe(y, n_boot=20)["std_se"] == 0.0
+
+
+def test_quantile_interval_by_order_statistics():
+    y = np.arange(100.0)  # the i-th order statistic is i
+    half = stats.norm.ppf(0.975) * np.sqrt(100 * 0.5 * 0.5)  # 9.8
+    assert S.quantile_interval(y, 0.5) == (np.ceil(50 - half) - 1, np.ceil(50 + half) - 1)
+    assert S.quantile_interval(y, 0.2, 0.8) == (14.0, 25.0)  # ceil(20 -+ 1.2816 * 4) - 1
+    # the extreme order statistics are usable; one beyond them is not
+    lo, hi = S.quantile_interval(y, 0.05)  # 5 -+ 4.27: the 1st and the 10th
+    assert lo == 0.0 and hi == 9.0
+    assert np.isnan(S.quantile_interval(y, 0.02)[0]) and np.isnan(S.quantile_interval(y, 0.98)[1])
+    assert S.quantile_interval(y, 0.95)[1] == 99.0
+
+
+def test_quantile_interval_covers_the_true_quantile_at_its_level():
+    # 2000 samples of 200 uniforms: the 90% interval of the 0.3 quantile covers 0.3 in about
+    # 90% of them (binomial sd 0.7%)
+    rng = np.random.default_rng(0)
+    hits = [lo <= 0.3 <= hi for lo, hi in
+            (S.quantile_interval(np.sort(rng.uniform(size=200)), 0.3, 0.9) for _ in range(2000))]
+    assert 0.87 < np.mean(hits) < 0.95
+
+
+def test_bootstrap_se_of_the_mean_is_the_standard_error_even_when_subsampled():
+    y = np.random.default_rng(1).normal(0.0, 2.0, 20_000)
+    exact = y.std(ddof=1) / np.sqrt(len(y))
+    assert S.bootstrap_se(y, np.mean, 400, seed=0) == pytest.approx(exact, rel=0.1)
+    # resamples of 2000 rows, rescaled by sqrt(2000 / 20000) to the full sample's error
+    assert S.bootstrap_se(y, np.mean, 400, seed=0, max_points=2000) == pytest.approx(exact,
+                                                                                      rel=0.1)
+    # the requested number of resamples, from the seed: equal to an explicit loop
+    rng = np.random.default_rng(7)
+    vals = [np.mean(y[rng.integers(0, len(y), len(y))]) for _ in range(30)]
+    assert S.bootstrap_se(y, np.mean, 30, seed=7) == pytest.approx(np.std(vals, ddof=1),
+                                                                    rel=1e-12)
+
+
+def test_compare_by_definition():
+    a, b = _sample(1, 3000) + 0.5, _sample(2, 4000)
+    out = S.compare(a, b, quantiles=(0.25, 0.9))
+    assert out["ks"] == stats.ks_2samp(a, b).statistic
+    assert out["wasserstein"] == pytest.approx(stats.wasserstein_distance(a, b), rel=1e-12)
+    assert out["mean_rel_error"] == pytest.approx((a.mean() - b.mean()) / abs(b.mean()))
+    sa, sb = a.std(ddof=1), b.std(ddof=1)
+    assert out["std_rel_error"] == pytest.approx((sa - sb) / sb, rel=1e-12)
+    assert out["truth_mean_se"] == pytest.approx(sb / np.sqrt(4000), rel=1e-12)
+    assert out["truth_std_se"] == pytest.approx(
+        sb * np.sqrt((stats.kurtosis(b) + 2) / (4 * 4000)), rel=1e-12)
+    for q in (0.25, 0.9):
+        qa, qb = np.quantile(a, q), np.quantile(b, q)
+        assert out[f"q{q}_rel_error"] == pytest.approx((qa - qb) / abs(qb), rel=1e-12)
+
+
+def test_compare_with_a_zero_reference_gives_absolute_errors():
+    a = np.array([1.0, 2.0, 3.0, 6.0])
+    b = np.array([-1.0, 0.0, 0.0, 1.0])  # mean 0 and median 0: relative errors undefined
+    out = S.compare(a, b, quantiles=(0.5,))
+    assert out["mean_rel_error"] == a.mean() and out["q0.5_rel_error"] == 2.5
+    same = S.compare(b, np.zeros(4) + np.array([0, 0, 0, 1e-300]))  # std ~ 0: absolute too
+    assert np.isfinite(same["std_rel_error"])
+    # a light-tailed reference (excess kurtosis -2): its std error floors at 0, not below
+    assert S.compare(a, np.tile([0.0, 1.0], 50))["truth_std_se"] == 0.0
+
+
+@pytest.mark.parametrize("call, name", [(lambda y: S.compare(y, np.ones(5)), "sample"),
+                                        (lambda y: S.compare(np.ones(5), y), "truth"),
+                                        (lambda y: S.ks_statistic(y, np.ones(5)), "a"),
+                                        (lambda y: S.ks_statistic(np.ones(5), y), "b"),
+                                        (lambda y: S.wasserstein(y, np.ones(5)), "a"),
+                                        (lambda y: S.wasserstein(np.ones(5), y), "b"),
+                                        (lambda y: S.describe(y), "y")])
+def test_bad_samples_are_named(call, name):
+    with pytest.raises(ValueError, match=rf"^{name} holds 1 non-finite values \(first at "
+                                         r"index 2\)"):
+        call(np.array([1.0, 2.0, np.nan, 4.0]))
+    with pytest.raises(ValueError, match=rf"^{name} needs at least 2 values, got 1$"):
+        call(np.array([1.0]))
+    call(np.array([1.0, 3.0]))  # two values are enough
+
+
+def test_ks_and_wasserstein_by_definition():
+    a, b = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.5, 1.5, 2.5, 3.5, 10.0])
+    grid = np.sort(np.concatenate([a, b]))
+    fa = np.searchsorted(np.sort(a), grid, side="right") / 4
+    fb = np.searchsorted(np.sort(b), grid, side="right") / 5
+    assert S.ks_statistic(a, b) == pytest.approx(np.max(np.abs(fa - fb)))
+    # W1 = the integral of |F_a - F_b|
+    xs = np.linspace(-1, 11, 120_001)
+    ca = np.searchsorted(np.sort(a), xs, side="right") / 4
+    cb = np.searchsorted(np.sort(b), xs, side="right") / 5
+    assert S.wasserstein(a, b) == pytest.approx(np.sum(np.abs(ca - cb)) * (xs[1] - xs[0]),
+                                                rel=1e-3)
+
+
+def test_ecdf_steps_by_one_over_n():
+    y, F = S.ecdf(np.array([3.0, 1.0, 2.0, 2.0]))
+    assert y.tolist() == [1.0, 2.0, 2.0, 3.0] and F.tolist() == [0.25, 0.5, 0.75, 1.0]
+
+
+def test_exceedance_is_strict_and_its_interval_is_clopper_pearson():
+    from uqkit.reliability import clopper_pearson
+
+    y = np.array([0.0, 1.0, 1.0, 2.0, 3.0])
+    p, (lo, hi) = S.exceedance_probability(y, 1.0, level=0.9)  # y > 1: two of five
+    assert p == 0.4
+    assert (lo, hi) == pytest.approx(clopper_pearson(2, 5, 0.9), rel=1e-9)
+    assert S.exceedance_probability(y, 1.0)[1] == pytest.approx(clopper_pearson(2, 5), rel=1e-9)
+
+
+def test_kde_default_grid_spans_the_sample_and_a_tenth_beyond():
+    y = _sample(3, 2000)
+    grid, dens = S.kde(y)
+    pad = 0.1 * (y.max() - y.min())
+    np.testing.assert_allclose(grid, np.linspace(y.min() - pad, y.max() + pad, 256))
+    assert len(S.kde(y, n_grid=50)[0]) == 50
+    # and the density there is scipy's Gaussian KDE (Scott's bandwidth), within the binning
+    ref = stats.gaussian_kde(y)(grid)
+    assert np.max(np.abs(dens - ref)) < 1e-3 * ref.max()
+
+
+def test_kde_refuses_a_range_too_wide_for_its_bandwidth():
+    # a bandwidth of 2.5e-7 against a grid point 1e6 away: 2.6e14 mesh points
+    y = 1e-6 * np.random.default_rng(0).normal(size=1000)
+    with pytest.raises(ValueError, match=r"^kde: the sample and grid span 1e\+06, .* too wide a "
+                                         r"range"):
+        S.kde(y, np.array([1e6]))
+    with pytest.raises(ValueError, match=r"kde needs a sample that is not constant \(all 10 "
+                                         r"values are 2.5\)"):
+        S.kde(np.full(10, 2.5))

@@ -87,3 +87,105 @@ def test_tuple_specs_take_a_keyword_dict():
     assert float(d.mom(1)) == pytest.approx(6.0)
     assert float(parse_distribution(("normal", 1, 2)).mom(1)) == pytest.approx(1.0)
     assert np.isfinite(float(parse_distribution(("uniform", 0, 2)).inv(0.5)))
+
+
+# -- every family's checks and defaults, message by message (mutation testing found them
+# unchecked) -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, message", [
+    ("normal(0, 0)", "input: normal: std must be > 0, got std=0.0"),
+    ("uniform(1, 1)", "input: uniform: lower must be < upper, got lower=1.0, upper=1.0"),
+    ("triangle(0, 0, 0)", "input: triangle: need lower <= mode <= upper with lower < upper, "
+                          "got (0.0, 0.0, 0.0)"),
+    ("triangle(0, 2, 1)", "input: triangle: need lower <= mode <= upper"),
+    ("gumbel(0, -1)", "input: gumbel: scale must be > 0, got scale=-1.0"),
+    ("studentt(0)", "input: studentt: df must be > 0, got df=0.0"),
+    ("studentt(3, 0, 0)", "input: studentt: scale must be > 0, got scale=0.0"),
+    ("beta(0, 1)", "input: beta: alpha must be > 0, got alpha=0.0"),
+    ("beta(1, 0)", "input: beta: beta must be > 0, got beta=0.0"),
+    ("beta(1, 1, lower=2, upper=2)", "input: beta: lower must be < upper, got lower=2.0, "
+                                     "upper=2.0"),
+    ("gamma(0)", "input: gamma: shape must be > 0, got shape=0.0"),
+    ("gamma(2, scale=0)", "input: gamma: scale must be > 0, got scale=0.0"),
+    ("weibull(-1)", "input: weibull: shape must be > 0, got shape=-1.0"),
+    ("weibull(2, scale=0)", "input: weibull: scale must be > 0, got scale=0.0"),
+    ("exponential()", "input: exponential: give scale= or rate= (one of them), e.g. "
+                      "exponential(scale=2) or exponential(rate=0.5)"),
+    ("exponential(scale=1, rate=1)", "input: exponential: give scale= or rate="),
+    ("exponential(rate=0)", "input: exponential: rate must be > 0, got rate=0.0"),
+    ("exponential(scale=-2)", "input: exponential: scale must be > 0, got scale=-2.0"),
+    ("lognormal(mean=1)", "input: lognormal: give mean= and std= (of the variable) or mu= and "
+                          "sigma= (of its logarithm), e.g. lognormal(mean=0.3, std=0.003)"),
+    ("lognormal(mu=0)", "input: lognormal: give mean= and std="),
+    ("lognormal(mean=1, std=1, mu=0, sigma=1)", "input: lognormal: give mean= and std="),
+    ("lognormal(mean=0, std=1)", "input: lognormal: mean must be > 0, got mean=0.0"),
+    ("lognormal(mean=1, std=0)", "input: lognormal: std must be > 0, got std=0.0"),
+    ("lognormal(mu=0, sigma=0)", "input: lognormal: sigma must be > 0, got sigma=0.0"),
+    ("truncnormal(mu=0, sigma=0, lower=-1, upper=1)",
+     "input: truncnormal: sigma must be > 0, got sigma=0.0"),
+    ("truncnormal(mu=0, sigma=1, lower=1, upper=1)",
+     "input: truncnormal: lower must be < upper, got (1.0, 1.0)"),
+    ("normal 0 1", "input: cannot read distribution 'normal 0 1'; write it as "
+                   "'normal(2, 0.05)' or 'gumbel(loc=10, scale=2)'"),
+    ("Normal(0, 1, 2)", "input: Normal takes at most 2 parameters, got 3; use "),
+    ("gamma(2, 1)", "input: gamma(2, 1) is ambiguous: only the first 1 may be given by "
+                    "position, as in gamma(shape, scale=1, loc=0) (scipy.stats orders them "
+                    "differently)"),
+    ("truncnormal(0, 1)", "input: truncnormal(0, 1) is ambiguous: its parameters must be named"),
+    ("gamma(scale=2)", "input: gamma needs shape; use gamma(shape, scale=1, loc=0)"),
+    ("truncnormal(lower=0)", "input: truncnormal needs mu, sigma; use "),
+    ("normal(0, std=x)", "input: distribution 'normal(0, std=x)' has a non-numeric parameter "
+                         "'x'"),
+    ("normal(1, 2, std=3)", "input: normal parameter 'std' is given twice"),
+    ("gamma(1, 2, 3, 4)", "input: gamma takes at most 3 parameters, got 4; use "),
+    ("normal(x, 1)", "input: distribution 'normal(x, 1)' has a non-numeric parameter 'x'"),
+    (("normal", True, 1.0), "input: parameter mean=True of normal is not a finite number"),
+    ("cauchy(0, 1)", "input: unknown distribution 'cauchy'; known: beta, exponential, gamma, "
+                     "gumbel, lognormal, normal, studentt, triangle, truncnormal, uniform, "
+                     "weibull"),
+    (42, "input: expected a chaospy distribution, a string like 'normal(0, 1)' or a tuple like "
+         "('normal', 0, 1), got 42"),
+    ([], "input: expected a chaospy distribution"),
+    ((3, "normal"), "input: expected a chaospy distribution"),
+])
+def test_every_bad_parameter_is_named_with_its_family(spec, message):
+    with pytest.raises(ValueError) as info:
+        parse_distribution(spec)
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_the_name_of_the_input_leads_every_message():
+    with pytest.raises(ValueError, match=r"^E: normal: std must be > 0"):
+        parse_distribution("normal(210, -1)", name="E")
+
+
+@pytest.mark.parametrize("spec, scipy_dist", [
+    ("studentt(5)", stats.t(5)),
+    ("studentt(5, 2)", stats.t(5, loc=2)),
+    ("beta(2, 3)", stats.beta(2, 3)),
+    ("beta(2, 3, lower=1, upper=4)", stats.beta(2, 3, loc=1, scale=3)),
+    ("gamma(2.5)", stats.gamma(2.5)),
+    ("gamma(2.5, loc=1)", stats.gamma(2.5, loc=1)),
+    ("weibull(1.7)", stats.weibull_min(1.7)),
+    ("weibull(1.7, scale=2, loc=3)", stats.weibull_min(1.7, loc=3, scale=2)),
+    ("exponential(rate=4, loc=1)", stats.expon(loc=1, scale=0.25)),
+    ("lognormal(mu=0.1, sigma=0.4)", stats.lognorm(0.4, scale=math.exp(0.1))),
+    ("triangle(0, 1, 4)", stats.triang(0.25, loc=0, scale=4)),
+    ("uniform(-1, 3)", stats.uniform(-1, 4))])
+def test_defaults_and_parameters_are_scipys(spec, scipy_dist):
+    dist = parse_distribution(spec)
+    for p in (0.05, 0.5, 0.95):
+        assert float(dist.inv(p)) == pytest.approx(scipy_dist.ppf(p), rel=1e-6, abs=1e-9)
+
+
+def test_a_keyword_value_holding_an_equals_sign_is_refused():
+    with pytest.raises(ValueError, match="non-numeric parameter '2=3'"):
+        parse_distribution("normal(0, std=2=3)")
+
+
+def test_a_right_triangle_is_a_triangle():
+    # the mode may sit on either bound (lower <= mode <= upper)
+    assert float(parse_distribution("triangle(0, 0, 1)").inv(0.75)) == pytest.approx(
+        stats.triang(0.0, 0, 1).ppf(0.75))
+    assert float(parse_distribution("triangle(0, 1, 1)").inv(0.25)) == pytest.approx(
+        stats.triang(1.0, 0, 1).ppf(0.25))

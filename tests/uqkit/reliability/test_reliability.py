@@ -14,7 +14,7 @@ from uqkit.reliability.problems import hyperplane as hyperplane_45  # beta = 4.5
 from uqkit.reliability.problems import standard_normals as normals
 from uqkit.execution.runner import ModelRunner
 from uqkit.inputs import RandomInputs
-from uqkit.reliability import (ConvergenceError, LimitState, clopper_pearson,
+from uqkit.reliability import (ConvergenceError, LimitState,
                                failure_probability)
 from uqkit.reliability.form import _with_gradient, sorm_formulas, tangent_basis
 from uqkit.reliability.active import expected_feasibility, plot_history, select_batch
@@ -60,27 +60,6 @@ def inside(ci, value):
 
 
 # -- unit checks against independent truth --------------------------------------------------
-
-@pytest.mark.parametrize("k,n", [(0, 50), (3, 50), (17, 1000), (50, 50), (1, 10 ** 6)])
-def test_clopper_pearson_matches_scipy(k, n):
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.9, method="exact")
-    # scipy finds the bounds by root finding (relative error ~1e-7 at n = 10^6)
-    np.testing.assert_allclose(clopper_pearson(k, n, 0.9), (ci.low, ci.high), rtol=1e-6)
-    if k == 1:  # closed form: 1 - (1 - L)^n = 0.05
-        assert clopper_pearson(k, n, 0.9)[0] == pytest.approx(-math.expm1(math.log(0.95) / n),
-                                                               rel=1e-12)
-
-
-@pytest.mark.parametrize("k,n,level", [(3, 1000, 0.95), (1, 24, 0.95), (17, 1000, 0.9),
-                                       (40, 100, 0.99), (99, 100, 0.95)])
-def test_clopper_pearson_bounds_solve_the_binomial_tail_equations(k, n, level):
-    # the definition: P(X >= k | lower) = P(X <= k | upper) = (1 - level) / 2, with the
-    # binomial's own tails (a route apart from the beta quantiles), to 1e-12
-    lower, upper = clopper_pearson(k, n, level)
-    half = (1 - level) / 2
-    assert stats.binom.sf(k - 1, n, lower) == pytest.approx(half, rel=1e-12)
-    assert stats.binom.cdf(k, n, upper) == pytest.approx(half, rel=1e-12)
-
 
 def test_finite_difference_gradient_against_analytic():
     inputs = normals(3)
