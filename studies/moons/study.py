@@ -5,7 +5,7 @@ fem and surrogates inside the tasks that need them.
 """
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -53,14 +53,32 @@ def _score(model, Xv, yv, seed, seconds):
     return out
 
 
+@dataclass(frozen=True)
+class VIFit:
+    """One mean-field VI fit of the study: a prior's name, the noise level and the seed."""
+
+    study: object
+    prior: str
+    noise: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class LaplaceFits:
+    """Every Laplace row's fits (prior, seed) at one noise level."""
+
+    study: object
+    noise: str
+
+
 def _task(task):
-    """One mean-field VI fit (prior, noise, seed)."""
+    """One mean-field VI fit (:class:`VIFit`)."""
     import torch
 
     from surrogates import BDLClassifier
 
     torch.set_num_threads(1)
-    study, prior_name, noise, seed = task
+    study, prior_name, noise, seed = task.study, task.prior, task.noise, task.seed
     Xtr, ytr, Xv, yv = make_data(TRIALS[noise], float(noise), seed)
     t0 = time.perf_counter()
     model = BDLClassifier(hidden=(5, 5), prior=PRIORS[prior_name],
@@ -72,13 +90,14 @@ def _task(task):
 
 
 def _laplace_task(task):
-    """Every Laplace row's fits (prior, seed) at one noise level, as one batched program."""
+    """Every Laplace row's fits at one noise level (:class:`LaplaceFits`), as one batched
+    program."""
     import torch
 
     from surrogates import BDLClassifier
 
     torch.set_num_threads(1)
-    study, noise = task
+    study, noise = task.study, task.noise
     draws = [make_data(TRIALS[noise], float(noise), s) for s in range(study.seeds)]
     pairs = [(p, s) for p in laplace_priors(study) for s in range(study.seeds)]
     t0 = time.perf_counter()
@@ -103,11 +122,12 @@ def run(study, log=print):
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
     lap = laplace_priors(study)
-    tasks = {f"{p}-noise{nz}-seed{s}": (study, p, nz, s) for p in PRIORS if p not in lap
+    tasks = {f"{p}-noise{nz}-seed{s}": VIFit(study, p, nz, s) for p in PRIORS if p not in lap
              for nz in TRIALS for s in range(study.seeds)}
     res, computed = run_tasks(study, _task, tasks, 2, ignore=("seeds",), desc="moons VI")
     if lap:
-        lap_tasks = {f"laplace-noise{nz}-seeds{study.seeds}": (study, nz) for nz in TRIALS}
+        lap_tasks = {f"laplace-noise{nz}-seeds{study.seeds}": LaplaceFits(study, nz)
+                     for nz in TRIALS}
         out, n_lap = run_tasks(study, _laplace_task, lap_tasks, 2, ignore=("seeds",),
                                desc="moons Laplace")
         for cells in out.values():

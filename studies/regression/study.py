@@ -5,7 +5,7 @@ fem and surrogates inside the tasks that need them.
 """
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -94,12 +94,29 @@ def _score(name, model, data, seed, seconds, bayes):
     return out
 
 
+@dataclass(frozen=True)
+class BaselineCell:
+    """The baselines on one data draw: its seed and noise level."""
+
+    study: object
+    seed: int
+    noise: float
+
+
+@dataclass(frozen=True)
+class BayesianCells:
+    """The Bayesian rows on every seed's draw at one noise level."""
+
+    study: object
+    noise: float
+
+
 def _task(task):
-    """The baselines on one (seed, noise) draw."""
+    """The baselines on one (seed, noise) draw (:class:`BaselineCell`)."""
     import torch
 
     torch.set_num_threads(1)
-    study, seed, noise = task
+    study, seed, noise = task.study, task.seed, task.noise
     data = make_data(seed, noise, study.n_train, study.n_test)
     out = {}
     for name, model in models(study, seed).items():
@@ -115,7 +132,7 @@ def _bdl_task(task):
     import torch
 
     torch.set_num_threads(1)
-    study, noise = task
+    study, noise = task.study, task.noise
     draws = [make_data(s, noise, study.n_train, study.n_test) for s in range(study.seeds)]
     names = bayesian(study)
     restarts = 1 if study.paper else study.restarts
@@ -146,11 +163,12 @@ def _bdl_task(task):
 def run(study, log=print):
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
-    tasks = {f"seed{s}-noise{nz}": (study, s, nz) for s in range(study.seeds) for nz in NOISES}
+    tasks = {f"seed{s}-noise{nz}": BaselineCell(study, s, nz) for s in range(study.seeds)
+             for nz in NOISES}
     res, computed = run_tasks(study, _task, tasks, 4, ignore=("seeds",), desc="regression")
     log(f"regression: {computed} (seed, noise) cells of baselines computed, "
         f"{len(tasks) - computed} loaded")
-    bdl_tasks = {f"bdl-noise{nz}-seeds{study.seeds}": (study, nz) for nz in NOISES}
+    bdl_tasks = {f"bdl-noise{nz}-seeds{study.seeds}": BayesianCells(study, nz) for nz in NOISES}
     bdl, computed = run_tasks(study, _bdl_task, bdl_tasks, 4, ignore=("seeds",),
                               desc="regression BDL")
     log(f"regression: {computed} noise levels of BDL fits computed, "

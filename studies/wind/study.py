@@ -5,7 +5,7 @@ fem and surrogates inside the tasks that need them.
 """
 import os
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -44,13 +44,31 @@ def reference_fields(data, grid):
     return out
 
 
+@dataclass(frozen=True)
+class WindFit:
+    """One BDL fit of a face's field: the grid points and the field there, its target
+    (``mean`` or ``rms``), prior, training size, seed and epochs; ``keep`` keeps the fit's
+    predictions and weight trace for the figures."""
+
+    points: np.ndarray
+    field: np.ndarray
+    target: str
+    prior: str
+    n: int
+    seed: int
+    epochs: int
+    keep: bool
+
+
 def _task(task):
+    """One :class:`WindFit`: its RMSE over the whole field."""
     import torch
 
     from surrogates import BDL
 
     torch.set_num_threads(1)
-    pts, field, target, prior, n, seed, epochs, keep = task
+    pts, field, target, prior = task.points, task.field, task.target, task.prior
+    n, seed, epochs, keep = task.n, task.seed, task.epochs, task.keep
     rng = np.random.default_rng([seed, n])
     idx = rng.choice(len(field), n, replace=False)
     t0 = time.perf_counter()
@@ -88,7 +106,7 @@ def run(study, log=print):
                 for n in study.sizes:
                     for s in range(study.seeds):
                         keep = n == n_max and s == 0 and prior == "hierarchical"
-                        tasks[f"{face}-{target}-{prior}-{n}-seed{s}"] = (
+                        tasks[f"{face}-{target}-{prior}-{n}-seed{s}"] = WindFit(
                             pts, fl[target].ravel(), target, prior, n, s, study.epochs, keep)
     res, computed = run_tasks(study, _task, tasks, 1, ignore=("seeds", "sizes", "paper", "tpu"),
                               desc="wind", extra={"tpu_sha256": _file_sha256(study.tpu)})

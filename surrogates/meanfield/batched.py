@@ -126,124 +126,149 @@ def train(sizes, members, n_samples=1, batch_size=16, learn_noise=True, progress
     ``log_tau`` (k,) float32 tensors and ``history`` (per-epoch lists).
 
     ``progress``: None, or a callable given the fraction of steps done after each block."""
-    K = len(members)
-    layers, P = _layers(sizes)
-    d, k = sizes[0], sizes[-1]
-    S, B = int(n_samples), int(batch_size)
-    SB = S * B
-    H = sum(sizes[1:])
-    kinds = {m.prior[0] for m in members}
-    if len(kinds) != 1:
-        raise ValueError("one batched fit takes one prior family (normal or laplace)")
-    kind = kinds.pop()
-    f32 = torch.float32
+    fit = _BatchedFit(sizes, members, int(n_samples), int(batch_size), learn_noise)
+    for first in range(0, fit.total_steps, fit.block):
+        fit.run_block(first)
+        if progress is not None:
+            progress(min(1.0, (first + fit.block) / fit.total_steps))
+    return fit.results()
 
-    gens = [torch.Generator().manual_seed(m.seed) for m in members]
-    theta = torch.empty(K, 2, P, dtype=f32)  # [:, 0] means, [:, 1] rho (sigma = softplus)
-    log_tau = torch.empty(K, k, dtype=f32)
-    for i, (m, g) in enumerate(zip(members, gens)):
-        theta[i, 0] = init_means(sizes, g)
-        theta[i, 1] = m.init_std + math.log(-math.expm1(-m.init_std))
-        log_tau[i] = -2.0 * math.log(m.noise_std)
-    grad = torch.zeros_like(theta)
-    g_tau = torch.zeros_like(log_tau)
-    exp_avg = [torch.zeros_like(theta), torch.zeros_like(log_tau)]
-    exp_avg_sq = [torch.zeros_like(theta), torch.zeros_like(log_tau)]
-    step_t = torch.zeros((), dtype=f32)  # Adam's step count (all members step together)
 
-    # data: a (K * 2 * N, d) table of [x, x^2] per member, (K * N, k) targets
-    N = max(m.n for m in members)
-    xtab = torch.zeros(K, 2, N, d, dtype=f32)
-    ytab = torch.zeros(K, N, k, dtype=f32)
-    for i, m in enumerate(members):
-        xtab[i, 0, :m.n] = m.X
-        xtab[i, 1, :m.n] = m.X * m.X
-        ytab[i, :m.n] = m.Y
-    xtab, ytab = xtab.view(-1, d), ytab.view(-1, k)
+class _BatchedFit:
+    """The state of one batched fit: every member's parameters, Adam moments, data and random
+    streams, and the buffers of a block of steps (``block`` steps prepared at once: their
+    minibatches, weights, KL weights and noise, then stepped one by one)."""
 
-    # prior constants per member
-    loc = torch.tensor([m.prior[1] for m in members], dtype=f32).view(K, 1)
-    scale = np.array([m.prior[2] for m in members])
-    any_loc = bool(loc.abs().max() > 0)
-    noise_a = np.array([0.0 if m.noise_prior is None else m.noise_prior[0] - 1.0
-                        for m in members])
-    noise_b = np.array([0.0 if m.noise_prior is None else m.noise_prior[1] for m in members])
-    hyper = learn_noise and any(m.noise_prior is not None for m in members)
-    n_rows = np.array([m.n for m in members], dtype=float)
-    hyper_a = torch.tensor(noise_a / n_rows, dtype=f32).view(K, 1)  # d(-log p(tau)) / n
-    hyper_b = torch.tensor(noise_b / n_rows, dtype=f32).view(K, 1)
+    def __init__(self, sizes, members, n_samples, batch_size, learn_noise):
+        f32 = torch.float32
+        self.sizes, self.members = sizes, members
+        self.n_members = n_members = len(members)
+        self.layers, self.n_params = _layers(sizes)
+        n_in, n_out = sizes[0], sizes[-1]
+        self.n_samples, self.batch = n_samples, batch_size
+        rows = n_samples * batch_size  # the rows of one step: every draw of every batch row
+        units = sum(sizes[1:])  # the noise numbers one row of one step draws
+        kinds = {m.prior[0] for m in members}
+        if len(kinds) != 1:
+            raise ValueError("one batched fit takes one prior family (normal or laplace)")
+        self.kind = kinds.pop()
 
-    mu_v, rho_v = theta[:, 0], theta[:, 1]
-    step = _make_step(sizes, K, SB, theta, log_tau, grad, g_tau, loc, any_loc,
-                      kind, learn_noise, hyper, hyper_a, hyper_b)
+        self.gens = [torch.Generator().manual_seed(m.seed) for m in members]
+        # [:, 0] means, [:, 1] rho (sigma = softplus)
+        self.theta = theta = torch.empty(n_members, 2, self.n_params, dtype=f32)
+        self.log_tau = log_tau = torch.empty(n_members, n_out, dtype=f32)
+        for i, (m, g) in enumerate(zip(members, self.gens)):
+            theta[i, 0] = init_means(sizes, g)
+            theta[i, 1] = m.init_std + math.log(-math.expm1(-m.init_std))
+            log_tau[i] = -2.0 * math.log(m.noise_std)
+        self.grad = torch.zeros_like(theta)
+        self.g_tau = torch.zeros_like(log_tau)
+        self.exp_avg = [torch.zeros_like(theta), torch.zeros_like(log_tau)]
+        self.exp_avg_sq = [torch.zeros_like(theta), torch.zeros_like(log_tau)]
+        self.step_t = torch.zeros((), dtype=f32)  # Adam's step count (all members step together)
 
-    # blocks of steps
-    C = max(1, BLOCK_NUMBERS // (SB * H))
-    scheds = [_Schedule(m, B, g) for m, g in zip(members, gens)]
-    T = max(s.total for s in scheds)
-    offs = [0] + list(np.cumsum(sizes[1:]))
-    eps_blk = [torch.empty(C, K, SB, o, dtype=f32) for o in sizes[1:]]
-    xidx_blk = torch.empty(C, 2 * K * SB, dtype=torch.int64)
-    yidx_blk = torch.empty(C, K * SB, dtype=torch.int64)
-    # the block's minibatches, gathered at once: (C, 2K, SB, d) [x, x^2] and (C, K, SB, k)
-    x_blk = torch.empty(C, 2 * K, SB, d, dtype=f32)
-    y_blk = torch.empty(C, K, SB, k, dtype=f32)
-    w_blk = torch.empty(C, K, SB, 1, dtype=f32)
-    kla_blk = torch.empty(C, K, 1, dtype=f32)  # KL weight / (n * prior factor)
-    klc_blk = torch.empty(C, K, 1, dtype=f32)  # KL weight / n
-    gr_hist = torch.empty(C, K, k, dtype=f32)
-    tau_hist = torch.empty(C, K, k, dtype=f32)
-    # per member, per step: nll; per member, per epoch end: kl and hyperprior
-    nll_steps = [[] for _ in range(K)]
-    epoch_kl = [[] for _ in range(K)]
-    epoch_hyp = [[] for _ in range(K)]
-    member_rows = np.arange(K)
-    pad_w = np.tile(np.arange(B), S)  # position of each of the S * B rows in its batch
-    factor = 1.0 / scale ** 2 if kind == "normal" else 1.0 / scale
+        # data: a (K * 2 * N, d) table of [x, x^2] per member, (K * N, k) targets
+        self.max_rows = max_rows = max(m.n for m in members)
+        xtab = torch.zeros(n_members, 2, max_rows, n_in, dtype=f32)
+        ytab = torch.zeros(n_members, max_rows, n_out, dtype=f32)
+        for i, m in enumerate(members):
+            xtab[i, 0, :m.n] = m.X
+            xtab[i, 1, :m.n] = m.X * m.X
+            ytab[i, :m.n] = m.Y
+        self.xtab, self.ytab = xtab.view(-1, n_in), ytab.view(-1, n_out)
 
-    def kl_values():
-        """(K,) KL(q || p) and (K,) log hyperprior at the current parameters."""
+        # prior constants per member
+        self.loc = torch.tensor([m.prior[1] for m in members], dtype=f32).view(n_members, 1)
+        self.scale = np.array([m.prior[2] for m in members])
+        self.any_loc = bool(self.loc.abs().max() > 0)
+        noise_a = np.array([0.0 if m.noise_prior is None else m.noise_prior[0] - 1.0
+                            for m in members])
+        noise_b = np.array([0.0 if m.noise_prior is None else m.noise_prior[1]
+                            for m in members])
+        hyper = learn_noise and any(m.noise_prior is not None for m in members)
+        self.n_rows = np.array([m.n for m in members], dtype=float)
+        hyper_a = torch.tensor(noise_a / self.n_rows, dtype=f32).view(n_members, 1)
+        hyper_b = torch.tensor(noise_b / self.n_rows, dtype=f32).view(n_members, 1)  # / n
+        self.mu, self.rho = theta[:, 0], theta[:, 1]
+        self.step = _make_step(sizes, n_members, rows, theta, log_tau, self.grad, self.g_tau,
+                               self.loc, self.any_loc, self.kind, learn_noise, hyper, hyper_a,
+                               hyper_b)
+
+        # blocks of steps
+        self.block = block = max(1, BLOCK_NUMBERS // (rows * units))
+        self.schedules = [_Schedule(m, batch_size, g) for m, g in zip(members, self.gens)]
+        self.total_steps = max(s.total for s in self.schedules)
+        self.offsets = [0] + list(np.cumsum(sizes[1:]))
+        self.eps_blk = [torch.empty(block, n_members, rows, o, dtype=f32) for o in sizes[1:]]
+        self.xidx_blk = torch.empty(block, 2 * n_members * rows, dtype=torch.int64)
+        self.yidx_blk = torch.empty(block, n_members * rows, dtype=torch.int64)
+        # the block's minibatches, gathered at once: (C, 2K, SB, d) [x, x^2] and (C, K, SB, k)
+        self.x_blk = torch.empty(block, 2 * n_members, rows, n_in, dtype=f32)
+        self.y_blk = torch.empty(block, n_members, rows, n_out, dtype=f32)
+        self.w_blk = torch.empty(block, n_members, rows, 1, dtype=f32)
+        self.kla_blk = torch.empty(block, n_members, 1, dtype=f32)  # KL weight / (n * factor)
+        self.klc_blk = torch.empty(block, n_members, 1, dtype=f32)  # KL weight / n
+        self.gr_hist = torch.empty(block, n_members, n_out, dtype=f32)
+        self.tau_hist = torch.empty(block, n_members, n_out, dtype=f32)
+        # per member, per step: nll; per member, per epoch end: kl and hyperprior
+        self.nll_steps = [[] for _ in range(n_members)]
+        self.epoch_kl = [[] for _ in range(n_members)]
+        self.epoch_hyp = [[] for _ in range(n_members)]
+        self.member_rows = np.arange(n_members)
+        # position of each of the S * B rows in its batch
+        self.pad_w = np.tile(np.arange(batch_size), n_samples)
+        self.factor = 1.0 / self.scale ** 2 if self.kind == "normal" else 1.0 / self.scale
+        self.adam_key = self.adam_args = None
+
+    def kl_values(self):
+        """(K,) KL(q || p) and (K,) log hyperprior at the current parameters: the closed forms
+        of :meth:`surrogates.priors.NormalPrior.kl` and :meth:`LaplacePrior.kl` for every
+        member at once (at epoch ends only: for the record)."""
+        n_members, f32 = self.n_members, torch.float32
         with torch.no_grad():
-            s = torch.nn.functional.softplus(rho_v)
-            c = mu_v - loc if any_loc else mu_v
-            sc = torch.as_tensor(scale, dtype=f32).view(K, 1)
-            if kind == "normal":
-                kl = (0.5 * ((s * s + c * c) / sc ** 2).sum(1) - torch.log(s).sum(1)
-                      + P * (torch.log(sc[:, 0]) - 0.5))
+            sigma = torch.nn.functional.softplus(self.rho)
+            centred = self.mu - self.loc if self.any_loc else self.mu
+            scale = torch.as_tensor(self.scale, dtype=f32).view(n_members, 1)
+            if self.kind == "normal":
+                kl = (0.5 * ((sigma * sigma + centred * centred) / scale ** 2).sum(1)
+                      - torch.log(sigma).sum(1) + self.n_params * (torch.log(scale[:, 0]) - 0.5))
             else:
-                z = c / s
-                e_abs = (s * math.sqrt(2.0 / math.pi) * torch.exp(-0.5 * z * z)
-                         + c * torch.erf(z / math.sqrt(2.0)))
-                kl = (-(0.5 * (LOG_2PI + 1.0) + torch.log(s)).sum(1)
-                      + P * torch.log(2.0 * sc[:, 0]) + (e_abs / sc).sum(1))
-            hyp = np.zeros(K)
-            for i, m in enumerate(members):
+                z = centred / sigma
+                e_abs = (sigma * math.sqrt(2.0 / math.pi) * torch.exp(-0.5 * z * z)
+                         + centred * torch.erf(z / math.sqrt(2.0)))
+                kl = (-(0.5 * (LOG_2PI + 1.0) + torch.log(sigma)).sum(1)
+                      + self.n_params * torch.log(2.0 * scale[:, 0]) + (e_abs / scale).sum(1))
+            hyp = np.zeros(n_members)
+            for i, m in enumerate(self.members):
                 if m.noise_prior is not None:
                     a, b = map(float, m.noise_prior)
-                    hyp[i] = float((a * math.log(b) - math.lgamma(a) + (a - 1) * log_tau[i]
-                                    - b * torch.exp(log_tau[i])).sum())
+                    hyp[i] = float((a * math.log(b) - math.lgamma(a)
+                                    + (a - 1) * self.log_tau[i]
+                                    - b * torch.exp(self.log_tau[i])).sum())
             return kl.double().numpy(), hyp
 
-    adam_key = adam_args = None
-    for s0 in range(0, T, C):
-        # -- prepare the block: batches, weights, schedules, noise --------------------------
-        c_n = min(C, T - s0)
-        steps = np.arange(s0, s0 + c_n)
-        lr = np.zeros((c_n, K))
-        active = np.zeros((c_n, K), dtype=bool)
-        ends = np.zeros((c_n, K), dtype=bool)
-        klw = np.zeros((c_n, K))
-        xi = np.zeros((c_n, K, 2, SB), dtype=np.int64)
-        yi = np.zeros((c_n, K, SB), dtype=np.int64)
-        w = np.zeros((c_n, K, SB), dtype=np.float32)
-        for i, (m, sch) in enumerate(zip(members, scheds)):
-            noise = torch.randn((C, SB, H), generator=gens[i])
-            for l, o in enumerate(sizes[1:]):
-                eps_blk[l][:, i] = noise[:, :, offs[l]:offs[l] + o]
+    def _prepare_block(self, first, count):
+        """The block's batches, weights, schedules and noise: per step and member, whether it
+        steps (``active``), ends an epoch, its learning rate and KL weight; the noise and the
+        gathered minibatches go to the block's buffers."""
+        n_members, rows, max_rows = self.n_members, self.n_samples * self.batch, self.max_rows
+        steps = np.arange(first, first + count)
+        lr = np.zeros((count, n_members))
+        active = np.zeros((count, n_members), dtype=bool)
+        ends = np.zeros((count, n_members), dtype=bool)
+        klw = np.zeros((count, n_members))
+        xi = np.zeros((count, n_members, 2, rows), dtype=np.int64)
+        yi = np.zeros((count, n_members, rows), dtype=np.int64)
+        w = np.zeros((count, n_members, rows), dtype=np.float32)
+        units = sum(self.sizes[1:])
+        for i, (m, sch) in enumerate(zip(self.members, self.schedules)):
+            noise = torch.randn((self.block, rows, units), generator=self.gens[i])
+            for l, o in enumerate(self.sizes[1:]):
+                self.eps_blk[l][:, i] = noise[:, :, self.offsets[l]:self.offsets[l] + o]
             mine = steps[steps < sch.total]
             if not len(mine):
                 continue
-            rows, counts = sch.batches(mine)
+            batch_rows, counts = sch.batches(mine)
             q = len(mine)
             epoch = mine // sch.spe + 1  # 1-based
             active[:q, i] = True
@@ -251,73 +276,88 @@ def train(sizes, members, n_samples=1, batch_size=16, learn_noise=True, progress
             lr[:q, i] = m.lr * m.lr_gamma ** ((epoch - 1) // m.lr_step)
             klw[:q, i] = m.kl_weight * (np.minimum(1.0, epoch / m.kl_anneal) if m.kl_anneal
                                         else 1.0)
-            rows_s = np.tile(rows, (1, S))  # (q, SB)
-            xi[:q, i, 0] = rows_s + (2 * i) * N
-            xi[:q, i, 1] = rows_s + (2 * i + 1) * N
-            yi[:q, i] = rows_s + i * N
-            w[:q, i] = (pad_w[None, :] < counts[:, None]) / (counts[:, None] * S)
-        xidx_blk[:c_n] = torch.from_numpy(xi.reshape(c_n, -1))
-        yidx_blk[:c_n] = torch.from_numpy(yi.reshape(c_n, -1))
-        w_blk[:c_n] = torch.from_numpy(w[..., None])
-        klc = klw / n_rows
-        klc_blk[:c_n] = torch.from_numpy(klc[..., None])
-        kla_blk[:c_n] = torch.from_numpy((klc * factor)[..., None])
-        # -- the steps ------------------------------------------------------------------------
-        changed = np.ones(c_n, dtype=bool)
+            rows_s = np.tile(batch_rows, (1, self.n_samples))  # (q, SB)
+            xi[:q, i, 0] = rows_s + (2 * i) * max_rows
+            xi[:q, i, 1] = rows_s + (2 * i + 1) * max_rows
+            yi[:q, i] = rows_s + i * max_rows
+            w[:q, i] = (self.pad_w[None, :] < counts[:, None]) / (counts[:, None]
+                                                                  * self.n_samples)
+        self.xidx_blk[:count] = torch.from_numpy(xi.reshape(count, -1))
+        self.yidx_blk[:count] = torch.from_numpy(yi.reshape(count, -1))
+        self.w_blk[:count] = torch.from_numpy(w[..., None])
+        klc = klw / self.n_rows
+        self.klc_blk[:count] = torch.from_numpy(klc[..., None])
+        self.kla_blk[:count] = torch.from_numpy((klc * self.factor)[..., None])
+        n_in, n_out = self.sizes[0], self.sizes[-1]
+        torch.index_select(self.xtab, 0, self.xidx_blk[:count].view(-1),
+                           out=self.x_blk[:count].view(-1, n_in))
+        torch.index_select(self.ytab, 0, self.yidx_blk[:count].view(-1),
+                           out=self.y_blk[:count].view(-1, n_out))
+        return lr, active, ends
+
+    def run_block(self, first):
+        """Prepare and take the block of steps that starts at step ``first``, then record the
+        steps' negative log-likelihoods (and stop on a non-finite one)."""
+        count = min(self.block, self.total_steps - first)
+        lr, active, ends = self._prepare_block(first, count)
+        # Adam's parameter groups change only when the active members or their rates do
+        changed = np.ones(count, dtype=bool)
         changed[1:] = (active[1:] != active[:-1]).any(1) | (lr[1:] != lr[:-1]).any(1)
-        if adam_key is not None:
-            changed[0] = not (np.array_equal(adam_key[0], active[0])
-                              and np.array_equal(adam_key[1], lr[0]))
-        adam_key = (active[-1].copy(), lr[-1].copy())
-        torch.index_select(xtab, 0, xidx_blk[:c_n].view(-1), out=x_blk[:c_n].view(-1, d))
-        torch.index_select(ytab, 0, yidx_blk[:c_n].view(-1), out=y_blk[:c_n].view(-1, k))
-        xb, yb = x_blk.unbind(0), y_blk.unbind(0)
-        w_c, kla_c, klc_c = w_blk.unbind(0), kla_blk.unbind(0), klc_blk.unbind(0)
-        gr_c, tau_c = gr_hist.unbind(0), tau_hist.unbind(0)
-        eps_c = [e.unbind(0) for e in eps_blk]
-        for c in range(c_n):
+        if self.adam_key is not None:
+            changed[0] = not (np.array_equal(self.adam_key[0], active[0])
+                              and np.array_equal(self.adam_key[1], lr[0]))
+        self.adam_key = (active[-1].copy(), lr[-1].copy())
+        xb, yb = self.x_blk.unbind(0), self.y_blk.unbind(0)
+        w_c, kla_c, klc_c = self.w_blk.unbind(0), self.kla_blk.unbind(0), self.klc_blk.unbind(0)
+        gr_c, tau_c = self.gr_hist.unbind(0), self.tau_hist.unbind(0)
+        eps_c = [e.unbind(0) for e in self.eps_blk]
+        for c in range(count):
             if changed[c]:
-                adam_args = _adam_groups(theta, log_tau, grad, g_tau, exp_avg, exp_avg_sq,
-                                         step_t, active[c], lr[c])
-            step(xb[c], yb[c], w_c[c], [e[c] for e in eps_c], kla_c[c], klc_c[c],
-                 gr_c[c], tau_c[c])
-            step_t.add_(1.0)
-            for lr_c, args in adam_args:
+                self.adam_args = _adam_groups(self.theta, self.log_tau, self.grad, self.g_tau,
+                                              self.exp_avg, self.exp_avg_sq, self.step_t,
+                                              active[c], lr[c])
+            self.step(xb[c], yb[c], w_c[c], [e[c] for e in eps_c], kla_c[c], klc_c[c],
+                      gr_c[c], tau_c[c])
+            self.step_t.add_(1.0)
+            for lr_c, args in self.adam_args:
                 torch._fused_adam_(*args, lr=lr_c, beta1=0.9, beta2=0.999, weight_decay=0.0,
                                    eps=1e-8, amsgrad=False, maximize=False)
             if ends[c].any():
-                kl, hyp = kl_values()
-                for i in member_rows[ends[c]]:
-                    epoch_kl[i].append(kl[i])
-                    epoch_hyp[i].append(hyp[i])
-        # -- the block's record ---------------------------------------------------------------
-        grh = gr_hist[:c_n].double().numpy()
-        lth = tau_hist[:c_n].double().numpy()
-        nll = 0.5 * grh.sum(2) - 0.5 * (lth - LOG_2PI).sum(2)  # (c_n, K)
-        for i in range(K):
-            nll_steps[i].extend(nll[active[:, i], i].tolist())
+                kl, hyp = self.kl_values()
+                for i in self.member_rows[ends[c]]:
+                    self.epoch_kl[i].append(kl[i])
+                    self.epoch_hyp[i].append(hyp[i])
+        self._record(count, active)
+
+    def _record(self, count, active):
+        """The block's per-step negative log-likelihood of every active member."""
+        grh = self.gr_hist[:count].double().numpy()
+        lth = self.tau_hist[:count].double().numpy()
+        nll = 0.5 * grh.sum(2) - 0.5 * (lth - LOG_2PI).sum(2)  # (steps, K)
+        for i in range(self.n_members):
+            self.nll_steps[i].extend(nll[active[:, i], i].tolist())
         bad = ~np.isfinite(nll[active])
         if bad.any():
             i = int(np.nonzero(~np.isfinite(np.where(active, nll, 0.0)))[1][0])
             raise FloatingPointError(
                 f"the ELBO of member {i} became non-finite at epoch "
-                f"{len(epoch_kl[i]) + 1}; lower lr (now {members[i].lr}) or init_std")
-        if progress is not None:
-            progress(min(1.0, (s0 + c_n) / T))
+                f"{len(self.epoch_kl[i]) + 1}; lower lr (now {self.members[i].lr}) or init_std")
 
-    results = []
-    for i, (m, sch) in enumerate(zip(members, scheds)):
-        per_epoch = np.asarray(nll_steps[i]).reshape(m.epochs, sch.spe).mean(1)
-        kl = np.asarray(epoch_kl[i])
-        klw = np.array([m.kl_weight_at(e) for e in range(1, m.epochs + 1)])
-        elbo = -m.n * per_epoch - klw * kl + np.asarray(epoch_hyp[i])
-        lrs = [m.lr * m.lr_gamma ** (e // m.lr_step) for e in range(1, m.epochs + 1)]
-        results.append({"mu": mu_v[i].clone(), "rho": rho_v[i].clone(),
-                        "log_tau": log_tau[i].clone(),
-                        "history": {"epoch": list(range(1, m.epochs + 1)),
-                                    "elbo": elbo.tolist(), "nll": per_epoch.tolist(),
-                                    "kl": kl.tolist(), "lr": lrs}})
-    return results
+    def results(self):
+        """Per member: its means, rho, log noise precisions and per-epoch history."""
+        results = []
+        for i, (m, sch) in enumerate(zip(self.members, self.schedules)):
+            per_epoch = np.asarray(self.nll_steps[i]).reshape(m.epochs, sch.spe).mean(1)
+            kl = np.asarray(self.epoch_kl[i])
+            klw = np.array([m.kl_weight_at(e) for e in range(1, m.epochs + 1)])
+            elbo = -m.n * per_epoch - klw * kl + np.asarray(self.epoch_hyp[i])
+            lrs = [m.lr * m.lr_gamma ** (e // m.lr_step) for e in range(1, m.epochs + 1)]
+            results.append({"mu": self.mu[i].clone(), "rho": self.rho[i].clone(),
+                            "log_tau": self.log_tau[i].clone(),
+                            "history": {"epoch": list(range(1, m.epochs + 1)),
+                                        "elbo": elbo.tolist(), "nll": per_epoch.tolist(),
+                                        "kl": kl.tolist(), "lr": lrs}})
+        return results
 
 
 def _adam_groups(theta, log_tau, grad, g_tau, exp_avg, exp_avg_sq, step_t, active, lr):

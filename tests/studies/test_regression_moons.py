@@ -184,12 +184,12 @@ def test_regression_paper_rows_train_by_mean_field_vi():
     """--paper: the Bayesian rows are the paper's mean-field VI (a KL is recorded), plus
     BDL-warm and BDL-tempered; the default rows are Laplace fits."""
     from studies.regression import BAYESIAN_PAPER, bdl_models
-    from studies.regression.study import _bdl_task
+    from studies.regression.study import BayesianCells, _bdl_task
 
     study = RegressionStudy(out="unused", seeds=1, n_test=50, bdl_epochs=30, paper=True,
                             workers=1, progress=False)
     assert {m.inference for m in bdl_models(study, 0).values()} == {"meanfield"}
-    cells = _bdl_task((study, 0.5))["seed0"]
+    cells = _bdl_task(BayesianCells(study, 0.5))["seed0"]
     assert set(cells) == set(BAYESIAN_PAPER)
     assert all("kl" in c and 0 <= c["coverage"] <= 1 for c in cells.values())
     default = RegressionStudy(out="unused", workers=1, progress=False)
