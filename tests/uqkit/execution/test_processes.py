@@ -404,9 +404,8 @@ def test_release_workers_stops_the_pool_and_a_new_one_starts_after():
 def test_the_console_script_releases_the_workers():
     import tomllib
 
-    from uqkit import cli
-
-    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "pyproject.toml"), "rb") as fh:
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+    with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
         scripts = tomllib.load(fh)["project"]["scripts"]
     assert scripts["uqkit"] == "uqkit.cli:command"
     code = "from uqkit.cli import command; import sys; sys.argv = ['uqkit', '--help']; command()"
