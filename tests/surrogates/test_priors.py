@@ -180,7 +180,7 @@ def test_negative_log_density_gradient_is_autograds(prior):
 
 @pytest.mark.parametrize("prior, precision", [
     (NormalPrior(0.3, 0.7), 1 / 0.7 ** 2),   # the curvature of -log N
-    (LaplacePrior(-0.2, 0.5), 1 / 0.5 ** 2),  # Fisher information of the Laplace location
+    (LaplacePrior(-0.2, 0.3), 1 / 0.3 ** 2),  # Fisher information of the Laplace location
     (CauchyPrior(0.1, 1.5), 0.5 / 1.5 ** 2)], ids=repr)  # Fisher information of the Cauchy
 def test_direct_laplace_precision_is_the_fisher_information(prior, precision):
     from scipy import integrate
@@ -258,3 +258,62 @@ def test_what_the_engines_read_of_each_prior():
         HierarchicalPrior("cauchy").check_laplace()
     with pytest.raises(ValueError, match="hierarchical-cauchy has no closed-form marginal"):
         HierarchicalPrior("cauchy").neg_log_density_grad(w, SMALL_LAYERS)
+
+
+def test_a_point_mass_prior_gives_the_direct_priors_density_and_scales():
+    point = HierarchicalPrior("normal", 0.3, point_mass=0.49)
+    w = _weights(7)
+    assert torch.equal(point.neg_log_density(w, SMALL_LAYERS),
+                       NormalPrior(0.3, 0.7).neg_log_density(w, SMALL_LAYERS))
+    assert point.scales().tolist() == pytest.approx([0.49])
+    point.setup(3)
+    assert point.scales().tolist() == pytest.approx([0.49] * 3)
+
+
+def test_the_hierarchical_gradient_keeps_float64_for_any_hyperprior():
+    # alpha = 0.3 is not a float32 number: a shape computed in float32 would be 1e-8 off
+    prior = HierarchicalPrior("normal", 0.0, alpha=0.3, beta=0.7)
+    w = _weights(8).requires_grad_(True)
+    auto, = torch.autograd.grad(prior.neg_log_density(w, SMALL_LAYERS).sum(), w)
+    assert torch.allclose(prior.neg_log_density_grad(w.detach(), SMALL_LAYERS)[1], auto,
+                          rtol=1e-13, atol=0)
+
+
+def test_a_subclass_of_a_direct_prior_is_not_the_batched_trainers():
+    class Wider(NormalPrior):
+        pass
+
+    class Heavier(LaplacePrior):
+        pass
+
+    assert Wider(0, 1).meanfield_spec() is None and Heavier(0, 1).meanfield_spec() is None
+
+
+def test_the_laplace_engines_refusal_names_what_it_takes():
+    with pytest.raises(ValueError) as info:
+        HierarchicalPrior("cauchy").check_laplace()
+    assert str(info.value) == ("inference='laplace' takes normal, laplace and cauchy priors and "
+                               "hierarchical-normal / hierarchical-laplace; hierarchical-cauchy "
+                               "has no closed-form marginal: use inference='meanfield'")
+
+
+def test_make_prior_reads_positions_keywords_and_dicts():
+    assert repr(make_prior("normal(0, scale=2)")) == repr(NormalPrior(0, 2))
+    assert repr(make_prior("normal(0.5, 2,)")) == repr(NormalPrior(0.5, 2))  # a trailing comma
+    assert make_prior("hierarchical-normal(0.5, beta=2)").loc == 0.5
+    assert make_prior("hierarchical-normal(0.5, beta=2)").beta == 2.0
+    assert repr(make_prior({"kind": "laplace", "loc": 1.0, "scale": 3.0})) == repr(
+        LaplacePrior(1.0, 3.0))
+    for bad, message in [({"loc": 1.0}, "unknown prior {'loc': 1.0}"),
+                         ({"kind": "student"}, "unknown prior {'kind': 'student'}"),
+                         (42, "a prior is a Prior, a string like 'normal(0, 1)' or a dict, "
+                              "got 42"),
+                         ("studentt(3)", "unknown prior 'studentt(3)'; use normal, laplace or "
+                                         "cauchy, optionally as hierarchical-<name>, e.g. "
+                                         "'normal(0, 1)' or 'hierarchical-normal'"),
+                         ("normal(0, scale=x)", "prior 'normal(0, scale=x)': cannot read "
+                                                "parameter 'scale=x'"),
+                         ("normal(0, 1, 2)", "prior 'normal(0, 1, 2)': ")]:
+        with pytest.raises(ValueError) as info:
+            make_prior(bad)
+        assert str(info.value).startswith(message), str(info.value)
