@@ -33,21 +33,21 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
-from ..validation import MultiOutputRegressorMixin, check_finite, is_int
-from .fit_many import _batched_meanfield_reason, _fit_laplace_group, _fit_meanfield_group
-from .fit_many import fit_many
-from .persistence import load, save
-from .prediction import posterior, predict
-from ..runtime import torch_threads
-from .settings import check_settings
 from ..laplace import LaplaceEngine
 from ..meanfield import MeanFieldEngine
 from ..meanfield.trainer import fit_autograd
+from ..runtime import torch_threads
+from ..validation import MultiOutputRegressorMixin, check_finite, is_int
+from .fit_many import (_batched_meanfield_reason, _fit_laplace_group, _fit_meanfield_group,
+                       fit_many)
+from .persistence import load, save
+from .prediction import posterior, predict
+from .settings import check_settings
 
 
 class _BaseBDL(BaseEstimator):
-    """Bayesian MLP trained by mean-field variational inference (shared by :class:`BDL` and
-    :class:`BDLClassifier`).
+    """Bayesian MLP fitted by mean-field variational inference or the linearised Laplace
+    approximation (``inference``), shared by :class:`BDL` and :class:`BDLClassifier`.
 
     Args:
         hidden: hidden layer widths; ``()`` gives a Bayesian linear model.

@@ -8,9 +8,8 @@ import copy
 import os
 import time
 
-import torch
-
 import numpy as np
+import torch
 
 from ..laplace import fit as laplace_fit
 from ..likelihoods import GaussianLikelihood

@@ -14,8 +14,8 @@ import torch
 
 from ..likelihoods import CategoricalLikelihood, GaussianLikelihood
 from ..priors import make_prior
-from ..scaling import IdentityScaler, Standardizer
 from ..runtime import epoch_bar
+from ..scaling import IdentityScaler, Standardizer
 from .model import BayesianModel
 from .network import MeanFieldMLP, softplus_inverse
 from .optim import LeanAdam
