@@ -300,6 +300,7 @@ def test_the_laplace_engines_refusal_names_what_it_takes():
 def test_make_prior_reads_positions_keywords_and_dicts():
     assert repr(make_prior("normal(0, scale=2)")) == repr(NormalPrior(0, 2))
     assert repr(make_prior("normal(0.5, 2,)")) == repr(NormalPrior(0.5, 2))  # a trailing comma
+    assert repr(make_prior("normal(0.5, , 2)")) == repr(NormalPrior(0.5, 2))  # an empty one
     assert make_prior("hierarchical-normal(0.5, beta=2)").loc == 0.5
     assert make_prior("hierarchical-normal(0.5, beta=2)").beta == 2.0
     assert repr(make_prior({"kind": "laplace", "loc": 1.0, "scale": 3.0})) == repr(
@@ -313,6 +314,8 @@ def test_make_prior_reads_positions_keywords_and_dicts():
                                          "'normal(0, 1)' or 'hierarchical-normal'"),
                          ("normal(0, scale=x)", "prior 'normal(0, scale=x)': cannot read "
                                                 "parameter 'scale=x'"),
+                         ("normal(loc=1=2)", "prior 'normal(loc=1=2)': cannot read parameter "
+                                             "'loc=1=2'"),
                          ("normal(0, 1, 2)", "prior 'normal(0, 1, 2)': ")]:
         with pytest.raises(ValueError) as info:
             make_prior(bad)
