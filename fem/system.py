@@ -22,10 +22,10 @@ def stacked_systems(rows, p, nx, ny, edges="clamped", probes=None, probe_frame="
     """The arguments of :func:`fem.newton.solve_path` for n membranes (l, b, t, E, nu) of one
     mesh, load and probes, stacked along a first axis (but the mesh's, ``SHARED_SYSTEM_KEYS``):
     element derivatives and stiffness tables, materials, the consistent load, the Ritz shape,
-    the starting states ``starts`` ((n, 3 nnode), a row of NaN for "from the Ritz bulge";
-    None: all from the bulge, (n, 0)) and the probes' nodes and weights. Rows must be valid inputs
-    (:class:`fem.Membrane` checks them); :meth:`fem.Membrane.system` is this with one row, so a batch
-    solves every row exactly as one by one.
+    the starting states ``starts`` ((n, 3 nnode), a row of NaN for "from the Ritz bulge"; None:
+    all from the bulge, (n, 0)) and the probes' nodes and weights. Rows must be valid inputs
+    (:class:`fem.Membrane` checks them); :meth:`fem.Membrane.system` is this with one row, so a
+    batch solves every row exactly as one by one.
     """
     rows = [tuple(map(float, r)) for r in rows]
     n, p = len(rows), float(p)

@@ -46,8 +46,7 @@ def add_study(sub):
                            "surrogate Monte Carlo vs FE truth.")
     m.add_argument("--out", required=True, metavar="DIR",
                    help="output directory: report, figures and the cache of every result")
-    m.add_argument("--seed", type=int, default=d["seed"],
-                   help=f"master seed of every data set and fit (default {d['seed']})")
+    _option(m, d, "--seed", "master seed of every data set and fit")
     where = m.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, help="local processes (default: every core)")
     where.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler for the FE runs")
@@ -56,26 +55,18 @@ def add_study(sub):
     sizes = ",".join(map(str, d["train_sizes"]))
     m.add_argument("--train-sizes", default=sizes,
                    help=f"comma-separated training sizes (default {sizes})")
-    m.add_argument("--n-seeds", type=int, default=d["n_seeds"],
-                   help=f"training seeds per prior and size; Table 4 gives medians (default {d['n_seeds']})")
-    m.add_argument("--n-validation", type=int, default=d["n_validation"],
-                   help=f"held-out FE runs that score the fits (default {d['n_validation']})")
-    m.add_argument("--n-calibration", type=int, default=d["n_calibration"],
-                   help=f"further held-out FE runs for the variance recalibration (default {d['n_calibration']})")
-    m.add_argument("--n-uq-train", type=int, default=d["n_uq_train"],
-                   help=f"FE runs the UQ surrogates train on (default {d['n_uq_train']})")
-    m.add_argument("--n-surrogate-mc", type=int, default=d["n_surrogate_mc"],
-                   help=f"surrogate Monte Carlo samples (default {d['n_surrogate_mc']})")
-    m.add_argument("--n-truth", type=int, default=d["n_truth"],
-                   help=f"FE Monte Carlo truth samples (default {d['n_truth']}; --paper: 500000)")
-    m.add_argument("--epochs", type=int, default=d["epochs"],
-                   help=f"Adam epochs of every --paper BDL fit (default {d['epochs']})")
-    m.add_argument("--max-iter", type=int, default=d["max_iter"],
-                   help=f"L-BFGS iterations of every default BDL fit (default {d['max_iter']})")
-    m.add_argument("--nx", type=int, default=d["nx"],
-                   help=f"FE elements along l (default {d['nx']})")
-    m.add_argument("--ny", type=int, default=d["ny"],
-                   help=f"FE elements along b (default {d['ny']})")
+    for flag, text in (("--n-seeds", "training seeds per prior and size; Table 4 gives medians"),
+                       ("--n-validation", "held-out FE runs that score the fits"),
+                       ("--n-calibration", "further held-out FE runs for the variance "
+                                           "recalibration"),
+                       ("--n-uq-train", "FE runs the UQ surrogates train on"),
+                       ("--n-surrogate-mc", "surrogate Monte Carlo samples")):
+        _option(m, d, flag, text)
+    _option(m, d, "--n-truth", "FE Monte Carlo truth samples", paper=500000)
+    for flag, text in (("--epochs", "Adam epochs of every --paper BDL fit"),
+                       ("--max-iter", "L-BFGS iterations of every default BDL fit"),
+                       ("--nx", "FE elements along l"), ("--ny", "FE elements along b")):
+        _option(m, d, flag, text)
     m.add_argument("--no-progress", action="store_true", help="no progress bars")
     m.add_argument("--retry-failed", action="store_true",
                    help="also rerun FE runs the store holds as not converged (runs that raised "
@@ -137,21 +128,14 @@ def _add_calibration(studies):
         "Table 3, plus noise); the posterior of the inputs by TMCMC with the FE model, with a "
         "BDL surrogate (with and without its predictive variance) and with a GP.")
     _common(cal)
-    defaults = _defaults("studies.calibration", "CalibrationStudy")
-    cal.add_argument("--seed", type=int, default=defaults["seed"],
-                     help=f"seed of the truth, noise, design and samplers (default "
-                          f"{defaults['seed']})")
-    cal.add_argument("--noise", type=float, default=defaults["noise"],
-                     help="measurement noise std as a fraction of each deflection (default "
-                          f"{defaults['noise']})")
-    cal.add_argument("--n-measurements", type=int, default=defaults["n_measurements"],
-                     help=f"repeated measurements (default {defaults['n_measurements']})")
-    cal.add_argument("--n-samples", type=int, default=defaults["n_samples"],
-                     help=f"TMCMC samples per stage (default {defaults['n_samples']})")
-    cal.add_argument("--n-train", type=int, default=defaults["n_train"],
-                     help=f"FE runs the surrogates train on (default {defaults['n_train']})")
-    cal.add_argument("--max-iter", type=int, default=defaults["max_iter"],
-                     help=f"L-BFGS iterations of the BDL fit (default {defaults['max_iter']})")
+    d = _defaults("studies.calibration", "CalibrationStudy")
+    _option(cal, d, "--seed", "seed of the truth, noise, design and samplers")
+    _option(cal, d, "--noise", "measurement noise std as a fraction of each deflection",
+            type=float)
+    _option(cal, d, "--n-measurements", "repeated measurements")
+    _option(cal, d, "--n-samples", "TMCMC samples per stage")
+    _option(cal, d, "--n-train", "FE runs the surrogates train on")
+    _option(cal, d, "--max-iter", "L-BFGS iterations of the BDL fit")
     cal.set_defaults(func=_run_calibration)
 
 

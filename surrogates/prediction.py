@@ -4,6 +4,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+#: Offset of a fitted model's seed that seeds its prediction draws (both BDL engines).
+DRAW_SEED_OFFSET = 7919
+
 
 @dataclass
 class Prediction:

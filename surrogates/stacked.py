@@ -1,9 +1,10 @@
 """K multilayer perceptrons of one architecture, their weights the rows of one (K, P) tensor.
 
 Layer l's weight matrix (out x in, row-major) and bias follow each other in a row, the layout
-of :class:`surrogates.meanfield.network.MeanFieldMLP`'s flat vectors. Evaluating all K networks is one
-batched matmul per layer (``torch.baddbmm``), which is what makes fitting many small networks
-at once cheap: the cost per step is the per-operation overhead of one network, not K of them.
+of :class:`surrogates.meanfield.network.MeanFieldMLP`'s flat vectors. Evaluating all K networks
+is one batched matmul per layer (``torch.baddbmm``), which is what makes fitting many small
+networks at once cheap: the cost per step is the per-operation overhead of one network, not K
+of them.
 
 :meth:`StackedMLP.forward_tangent` pushes S weight directions through one network in forward
 mode: ``f(x, w + dw) ~ f(x, w) + J(x) dw`` for all S directions at once (the linearised

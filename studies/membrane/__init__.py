@@ -9,12 +9,12 @@ from 1.000000 at the nodes to 0.930-0.999: ``benchmarks/bench_probe_smoothness.p
 falls off a membrane narrower than 0.8.
 
 Run it with ``uqkit study membrane --out DIR`` or :func:`run`. Every result lives in the
-study's cache (``DIR/cache``, :class:`uqkit.execution.cache.ResultCache`) under a key of the settings
-it depends on: each FE data set is a resumable study store there, each trained surrogate an
-entry. An interrupted study resumes where it stopped, a finished one reruns without computing
-a single FE run of its data sets or a fit (the report's few illustrative solves, the load
-paths and the mesh-convergence check, are redone), and a run with other settings computes
-what it lacks beside the old results.
+study's cache (``DIR/cache``, :class:`uqkit.execution.cache.ResultCache`) under a key of the
+settings it depends on: each FE data set is a resumable study store there, each trained
+surrogate an entry. An interrupted study resumes where it stopped, a finished one reruns
+without computing a single FE run of its data sets or a fit (the report's few illustrative
+solves, the load paths and the mesh-convergence check, are redone), and a run with other
+settings computes what it lacks beside the old results.
 
 The package::
 

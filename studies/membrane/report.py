@@ -155,8 +155,8 @@ def _coverage_notes(r, lo=0.90, hi=0.99):
                 "p3): the Laplace posterior with the prior's own precision and the MAP's noise "
                 "against the default, whose prior precision per parameter tensor (each layer's "
                 "weights and biases) and noise precision per output maximise the Laplace "
-                "evidence (`laplace_prior_scale=\"evidence\"`, `surrogates.laplace.evidence`; the MAP "
-                "weights, and so R^2, are the same):", "",
+                "evidence (`laplace_prior_scale=\"evidence\"`, `surrogates.laplace.evidence`; "
+                "the MAP weights, and so R^2, are the same):", "",
                 "  | prior | n | coverage 95%, prior's precision | coverage 95%, evidence | "
                 "NLL, prior's precision | NLL, evidence |", "  |---|---|---|---|---|---|"]
         for pr, n, m in cells:

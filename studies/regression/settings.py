@@ -63,8 +63,8 @@ class RegressionStudy:
     ``max_iter`` and ``restarts``: L-BFGS iterations (also of the NN row) and initialisations
     per fit of the default (Laplace) BDL rows; ``noise``: ``"evidence"`` (their noise precision
     and the prior precision of each parameter tensor set by the Laplace evidence at the MAP
-    weights, ``BDL(laplace_prior_scale="evidence")``, :mod:`surrogates.laplace.evidence`) or ``"map"``
-    (the MAP fit's noise and the prior's own precision, ``laplace_prior_scale=1``).
+    weights, ``BDL(laplace_prior_scale="evidence")``, :mod:`surrogates.laplace.evidence`) or
+    ``"map"`` (the MAP fit's noise and the prior's own precision, ``laplace_prior_scale=1``).
     ``bdl_epochs`` trains the ``--paper`` BDL rows; BDL-warm and BDL-tempered spend two thirds
     of it on the MAP warm start and as many epochs again on variational inference.
     ``tempered_kl`` weights the KL term of BDL-tempered.

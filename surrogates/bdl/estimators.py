@@ -2,8 +2,8 @@
 fitted by mean-field variational inference or the linearised Laplace approximation.
 
 The prior (:mod:`surrogates.priors`), the likelihood (:mod:`surrogates.likelihoods`) and the
-variational family (:class:`surrogates.meanfield.network.MeanFieldMLP`) are built separately and composed
-in one :class:`BayesianModel`, which computes the ELBO (eq 3.13-3.14 of the paper)::
+variational family (:class:`surrogates.meanfield.network.MeanFieldMLP`) are built separately
+and composed in one :class:`BayesianModel`, which computes the ELBO (eq 3.13-3.14 of the paper)::
 
     ELBO = (N / M) sum_{i in batch} E_q[log p(y_i | x_i, w)] - KL(q || p) [+ log p(tau)]
 
@@ -113,9 +113,9 @@ class _BaseBDL(BaseEstimator):
             and bias vector) by a factor and, with ``learn_noise``, sets each output's noise
             precision, both to maximise the Laplace evidence on the training data (MacKay's
             empirical Bayes; laplace-torch's post-hoc marginal-likelihood prior precision per
-            parameter tensor; :mod:`surrogates.laplace.evidence`). The MAP network is unchanged, and
-            so is the predictive mean. A number > 0 multiplies every prior precision by it
-            (1: the prior's own) and keeps the MAP noise. The factors used are
+            parameter tensor; :mod:`surrogates.laplace.evidence`). The MAP network is
+            unchanged, and so is the predictive mean. A number > 0 multiplies every prior
+            precision by it (1: the prior's own) and keeps the MAP noise. The factors used are
             ``history_["prior_scale"]``.
     """
 

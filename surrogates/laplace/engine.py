@@ -5,17 +5,14 @@ Prediction uses the linearised network ``f(x, w*) + J(x) delta`` with ``delta ~ 
 (:class:`surrogates.laplace.fit.LaplacePosterior`): Gaussian in the outputs, with mean
 ``f(x, w*)`` and epistemic variance the draws' mean square of ``J(x) delta``.
 
-Imports numpy, scipy, torch and :mod:`surrogates.laplace.fit`.
+Imports numpy, scipy, torch, :mod:`surrogates.laplace.fit` and :mod:`surrogates.prediction`.
 """
 import numpy as np
 import torch
 from scipy import special
 
+from ..prediction import DRAW_SEED_OFFSET
 from .fit import LaplacePosterior
-
-#: Offset of the prediction draws' seed from the model's (both engines use it).
-DRAW_SEED_OFFSET = 7919
-
 
 class LaplaceEngine:
     """A fitted Laplace BDL: the stacked network ``net`` (one member) and its ``posterior``."""

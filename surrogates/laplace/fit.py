@@ -11,9 +11,10 @@
 precision tau (one per output) is held at ``1 / noise_std^2`` for the first half of the
 iterations, so that every output is fitted, and then learned with the weights, so the prior's
 pull weakens as the fit tightens. ``-log p(w)`` is the prior's negative log density up to a
-constant (:meth:`surrogates.priors.Prior.neg_log_density_grad`: each prior owns its math); a hierarchical prior's layer scale is integrated out (IG(alpha, beta) on the
-variance of a normal base gives ``(alpha + P_l / 2) log(beta + |w_l - loc|^2 / 2)`` per
-layer, on the scale of a Laplace base ``(alpha + P_l) log(beta + |w_l - loc|_1)``).
+constant (:meth:`surrogates.priors.Prior.neg_log_density_grad`: each prior owns its math); a
+hierarchical prior's layer scale is integrated out (IG(alpha, beta) on the variance of a normal
+base gives ``(alpha + P_l / 2) log(beta + |w_l - loc|^2 / 2)`` per layer, on the scale of a
+Laplace base ``(alpha + P_l) log(beta + |w_l - loc|_1)``).
 
 *Laplace.* About the MAP weights w*, the posterior is approximated by ``N(w*, (G + D)^-1)``
 with G the generalised Gauss-Newton matrix ``sum_n J_n^T Lambda_n J_n`` (``J_n`` the network's

@@ -11,13 +11,9 @@ Imports numpy, torch, the package's model and the surrogates' priors and predict
 import numpy as np
 import torch
 
-from ..prediction import mixture_interval
+from ..prediction import DRAW_SEED_OFFSET, mixture_interval
 from ..priors import make_prior
 from .model import BayesianModel
-
-#: Offset of the prediction draws' seed from the model's (both engines use it).
-DRAW_SEED_OFFSET = 7919
-
 
 class MeanFieldEngine:
     """A fitted mean-field BDL: ``model`` holds the variational family (``guide``), the prior

@@ -4,8 +4,8 @@ A :class:`ResultCache` is a directory of entries. An entry is named ``NAME-KEY``
 a hash of the settings it was computed with (everything the result depends on: data, seeds,
 hyperparameters, code version), and holds ``NAME-KEY.json`` (the settings and the result)
 and, if it needs them, files or a directory of its own (``cache.path(name, settings,
-".pt")``, or a :class:`uqkit.execution.store.StudyStore` at ``cache.path(name, settings)``). The JSON
-file is written last and atomically, so an entry is either complete or absent: a killed
+".pt")``, or a :class:`uqkit.execution.store.StudyStore` at ``cache.path(name, settings)``).
+The JSON file is written last and atomically, so an entry is either complete or absent: a killed
 study leaves no half-written result, and a study run with other settings computes new
 entries beside the old ones instead of mixing them. :func:`cached_map` computes the missing
 entries of a set of tasks on a process pool, saving each as soon as it finishes.
@@ -100,7 +100,8 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         tasks: ``{name: (settings, payload)}``; ``settings`` is everything the result depends
             on, and keys its cache entry.
         cache: a :class:`ResultCache`.
-        workers: processes (1: in this process); see :func:`uqkit.execution.executors.local_executor`.
+        workers: processes (1: in this process); see
+            :func:`uqkit.execution.executors.local_executor`.
         progress: show a progress bar.
 
     Returns:

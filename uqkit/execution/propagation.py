@@ -223,8 +223,8 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
     """Run ``model`` on every row of ``samples``.
 
     Args:
-        model: callable (n, d) -> (n, k) (see :mod:`uqkit.execution.model`). For a process pool or Dask
-            it is sent with cloudpickle (checked before any worker starts).
+        model: callable (n, d) -> (n, k) (see :mod:`uqkit.execution.model`). For a process pool
+            or Dask it is sent with cloudpickle (checked before any worker starts).
         samples: :class:`uqkit.inputs.sampling.Samples` or an (n, d) array.
         executor: ``"local"`` (loky process pool, one thread per worker), ``"serial"``,
             ``"dask"`` (with ``dask=ADDRESS``) or any ``concurrent.futures.Executor``.

@@ -9,12 +9,12 @@ executable, a script) run over samples through templated input files.
                           v
     propagate / sobol_indices / failure_probability (store, resume, pool, Dask) unchanged
 
-:class:`ExternalModel` follows the model protocol of :mod:`uqkit.execution.model`, so every analysis
-takes it as it takes a Python function. ``uqkit run CONFIG.toml`` (:mod:`uqkit.external.config`)
-runs a study from one file, without Python.
+:class:`ExternalModel` follows the model protocol of :mod:`uqkit.execution.model`, so every
+analysis takes it as it takes a Python function. ``uqkit run CONFIG.toml``
+(:mod:`uqkit.external.config`) runs a study from one file, without Python.
 
-This package imports :mod:`uqkit.execution.model` and :mod:`uqkit.execution.executors` and is imported by
-nothing in uqkit's core (the CLI finds it through an entry point).
+This package imports :mod:`uqkit.execution.model` and :mod:`uqkit.execution.executors` and is
+imported by nothing in uqkit's core (the CLI finds it through an entry point).
 """
 from .model import FAILED_EXIT, FAILED_OUTPUT, FAILED_TIMEOUT, KEEP, ExternalModel
 from .outputs import JSONValue, Output, OutputError, Regex, Table

@@ -23,7 +23,8 @@ rerun retries.
 A setup that cannot work is refused before any run: a command that is not found, a
 placeholder that names no input, an input that no template uses, a bad output spec.
 
-May import :mod:`uqkit.execution.model`, :mod:`uqkit.execution.executors` and the other modules of this package.
+May import :mod:`uqkit.execution.model`, :mod:`uqkit.execution.executors` and the other
+modules of this package.
 """
 import os
 import shutil

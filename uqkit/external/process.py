@@ -10,8 +10,8 @@ in one of three ways, and none leaves a process running:
   started included;
 * the caller is stopped (Ctrl-C in this process, an exception): the group is killed before
   the exception goes on. A pool worker whose parent dies kills the groups it runs
-  (:func:`uqkit.execution.executors.kill_child_groups`), and a pool shut down after Ctrl-C kills its
-  workers' process trees (loky), these groups included.
+  (:func:`uqkit.execution.executors.kill_child_groups`), and a pool shut down after Ctrl-C
+  kills its workers' process trees (loky), these groups included.
 
 May import only the standard library and :mod:`uqkit.execution.executors`.
 """
