@@ -11,6 +11,8 @@ from numba import njit
 from .banded import add_symmetric
 from .element import element_force_stiffness
 
+__all__ = ["assemble"]
+
 
 @njit(cache=True)
 def assemble(U, conn, elem_eq, dndx, dndy, weight, ktab, c11, c12, c33, f, ab, want_k):

@@ -8,6 +8,8 @@ import math
 import numpy as np
 from numba import njit, uint64
 
+__all__ = ["add_symmetric", "cholesky_banded", "solve_cholesky_banded"]
+
 
 @njit(cache=True)
 def add_symmetric(ab, r, c, value):

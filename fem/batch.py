@@ -22,6 +22,9 @@ from .presets import PAPER_PROBES_RELATIVE
 from .start import reference_starts, start_for
 from .system import stacked_systems
 
+__all__ = ["COLUMNS", "INVALID_INPUT", "SYSTEM_BLOCK_BYTES", "BatchResult", "default_workers",
+           "solve_row", "solve_batch"]
+
 #: Column order of a batch input row.
 COLUMNS = ("l", "b", "t", "E", "nu")
 #: Status of a row whose inputs were rejected before solving.

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["ORDER_AGREEMENT", "ConvergenceResult", "richardson", "convergence"]
+
 #: Relative difference within which the orders of the last two mesh triples must agree for
 #: the meshes to count as in the asymptotic range.
 ORDER_AGREEMENT = 0.2
@@ -41,7 +43,7 @@ class ConvergenceResult:
         order: name -> observed order p from the three finest meshes.
         orders: name -> the observed order of every triple of successive meshes.
         extrapolated: name -> Richardson-extrapolated w.
-        error: name -> estimated discretisation error |f* - f| of each mesh.
+        error: name -> estimated discretisation error ``|f* - f|`` of each mesh.
         asymptotic: name -> whether the last two orders agree (:data:`ORDER_AGREEMENT`).
         seconds: solve time of each mesh.
     """

@@ -19,6 +19,9 @@ import math
 import numpy as np
 from numba import njit
 
+__all__ = ["NODE_XI", "NODE_ETA", "shape_functions", "gauss_derivatives", "PAIRS",
+           "stiffness_tables", "element_force_stiffness"]
+
 #: Local node coordinates of the reference square, counter-clockwise.
 NODE_XI = np.array([-1.0, 1.0, 1.0, -1.0])
 NODE_ETA = np.array([-1.0, -1.0, 1.0, 1.0])

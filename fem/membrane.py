@@ -17,6 +17,9 @@ from .start import check_start, reference_starts, start_for
 from .system import row_system, stacked_systems
 from .validation import check_finite, check_int, check_positive
 
+__all__ = ["DEFAULT_PROBES", "PROBE_FRAMES", "STRAIN_LIMIT", "MEMORY_SHARE",
+           "solver_memory_bytes", "physical_memory_bytes", "MembraneResult", "Membrane"]
+
 #: Default probe points (x, y) in the reference configuration: the paper's.
 DEFAULT_PROBES = PAPER_PROBES
 #: How probe coordinates are read: points (x, y) in length units, or fractions (x / l, y / b)
@@ -166,10 +169,12 @@ class Membrane:
             default relative probes are the paper's points on the nominal 2 x 1 membrane,
             nodes of the 20 x 10 mesh.
 
-    Example (-2.4686 is this 20 x 10 mesh's answer, 1.2% from the mesh-converged -2.439 that
-    :func:`fem.convergence` extrapolates from four meshes; ``tests/fem/test_probes.py``
-    checks the mesh error and ``test_membrane.py`` the solver against the long-strip
-    analytic deflection):
+    Example:
+        -2.4686 is this 20 x 10 mesh's answer, 1.2% from the mesh-converged -2.439 that
+        :func:`fem.convergence` extrapolates from four meshes; ``tests/fem/test_probes.py``
+        checks the mesh error and ``test_membrane.py`` the solver against the long-strip
+        analytic deflection.
+
         >>> res = Membrane(l=2, b=1, t=0.0015, E=210, nu=0.3).solve()
         >>> res.converged, round(res.probe_w["p1"], 4)
         (True, -2.4686)

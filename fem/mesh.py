@@ -9,6 +9,9 @@ from functools import lru_cache
 
 import numpy as np
 
+__all__ = ["EDGES", "EDGE_CONDITIONS", "MeshTopology", "node_number", "build_topology",
+           "locate_relative", "locate", "normalise_edges", "topology"]
+
 #: Edge names: bottom is y = 0, right is x = l, top is y = b, left is x = 0.
 EDGES = ("bottom", "right", "top", "left")
 #: Supported edge conditions: ``clamped`` fixes u, v and w; ``w`` fixes w only.

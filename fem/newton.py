@@ -30,6 +30,9 @@ from .assembly import assemble
 from .banded import cholesky_banded, solve_cholesky_banded
 from .validation import check_int, check_positive
 
+__all__ = ["OK", "MAX_ITERATIONS", "INCREMENT_TOO_SMALL", "NOT_FINITE", "NOT_POSITIVE_DEFINITE",
+           "PATH_FULL", "STATUS_TEXT", "newton", "solve_path", "MODES", "solver_settings"]
+
 #: Status codes returned by :func:`solve_path`.
 OK = 0
 MAX_ITERATIONS = 1

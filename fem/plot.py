@@ -1,6 +1,8 @@
 """Plot helpers for membrane results (matplotlib, imported on use)."""
 import numpy as np
 
+__all__ = ["plot_deflection", "plot_load_paths"]
+
 
 def _axes(ax, **kw):
     if ax is None:

@@ -54,6 +54,9 @@ from . import newton
 from .mesh import normalise_edges
 from .system import row_system, stacked_systems
 
+__all__ = ["STARTS", "LOG_ASPECT_STEP", "LOG_LOAD_STEP", "NU_STEP", "check_start", "start_for",
+           "reference_starts"]
+
 #: How a fast solve starts: from scaled reference solutions or from the Ritz bulge alone.
 STARTS = ("reference", "ritz")
 #: Grid of the references: steps of log(l / b), of log(q) and of nu.

@@ -13,6 +13,8 @@ from .element import gauss_derivatives, shape_functions, stiffness_tables
 from .mesh import locate, locate_relative, normalise_edges, topology
 from .presets import PAPER_PROBES, PAPER_PROBES_RELATIVE
 
+__all__ = ["SHARED_SYSTEM_KEYS", "stacked_systems", "row_system"]
+
 #: Keys of :func:`stacked_systems` shared by every row (the mesh); the rest are per row.
 SHARED_SYSTEM_KEYS = ("conn", "elem_eq", "free_dofs", "bandwidth")
 

@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+__all__ = ["check_finite", "check_positive", "check_int"]
+
 
 def check_finite(value, name):
     """``value`` as a finite float; a ValueError naming it otherwise."""

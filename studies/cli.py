@@ -10,6 +10,8 @@ from uqkit.execution.store import StoreBusyError, StoreMismatchError
 
 from .common import StudyError, StudyInputError
 
+__all__ = ["add_study"]
+
 
 def _common(p):
     p.add_argument("--out", required=True, metavar="DIR",

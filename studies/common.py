@@ -6,6 +6,10 @@ import numpy as np
 
 from uqkit.execution.cache import ResultCache, cached_map, write_json
 
+__all__ = ["RUNTIME", "cache_settings", "locked", "StudyError", "StudyInputError",
+           "code_modules", "code_version", "study_cache", "run_tasks", "pyplot", "save_figure",
+           "figure_section", "write_reports", "fit_restarts"]
+
 
 #: Study settings that say where and how runs execute, not what they compute.
 RUNTIME = ("out", "workers", "dask", "progress", "retry_failed")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["REQUIRED", "FACE_NAMES", "Face", "TPUData", "load_tpu"]
+
 REQUIRED = ("Building_height", "Building_breadth", "Building_depth", "Sample_period",
             "Sample_frequency", "Wind_direction_angle", "Uh_AverageWindSpeed",
             "Location_of_measured_points", "Wind_pressure_coefficients")

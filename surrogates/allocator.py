@@ -37,6 +37,9 @@ import ctypes
 import ctypes.util
 import os
 
+__all__ = ["ENVIRONMENT", "M_TRIM_THRESHOLD", "M_MMAP_THRESHOLD", "MMAP_THRESHOLD",
+           "TRIM_THRESHOLD", "keep_freed_memory", "apply_from_environment"]
+
 #: The environment variable, and its values: ``keep`` (opt in) and ``system`` (opt out).
 ENVIRONMENT = "UQKIT_MALLOC"
 

@@ -15,6 +15,9 @@ from .validation import MultiOutputRegressorMixin, check_finite
 from .prediction import Prediction
 from .scaling import Standardizer
 
+__all__ = ["PolynomialRegression", "SupportVectorRegression", "NeuralNetwork", "PolynomialChaos",
+           "GaussianProcess", "BASELINES"]
+
 
 class _Regressor(MultiOutputRegressorMixin, BaseEstimator):
     """Shared input checks: finite numeric X (n, d) and y (n,) or (n, k)."""

@@ -5,6 +5,8 @@ import math
 import torch
 from torch import nn
 
+__all__ = ["LOG_2PI", "GaussianLikelihood", "CategoricalLikelihood"]
+
 LOG_2PI = math.log(2.0 * math.pi)
 
 

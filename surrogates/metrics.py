@@ -9,6 +9,10 @@ Arrays are (n,) or (n, k); per-output metrics return (k,) arrays for 2-D input.
 import numpy as np
 from scipy import special, stats
 
+__all__ = ["r2", "rmse", "gaussian_nll", "crps_gaussian", "coverage",
+           "regression_calibration_error", "accuracy", "classification_nll",
+           "expected_calibration_error"]
+
 
 def _pair(y, p):
     y = np.asarray(y, dtype=float)
@@ -53,7 +57,7 @@ def coverage(y, lower, upper):
 
 
 def regression_calibration_error(y, mean, var, levels=np.linspace(0.05, 0.95, 19)):
-    """Mean |empirical coverage - nominal| of central Gaussian intervals over ``levels``;
+    """Mean ``|empirical coverage - nominal|`` of central Gaussian intervals over ``levels``;
     also returns the coverage curve. (error per output, coverage (len(levels), ...))."""
     y, m = _pair(y, mean)
     sd = np.sqrt(np.broadcast_to(np.asarray(var, dtype=float), y.shape))
@@ -74,7 +78,7 @@ def classification_nll(labels, proba):
 
 
 def expected_calibration_error(labels, proba, bins=10):
-    """ECE: confidence-binned mean |accuracy - confidence|, weighted by bin size."""
+    """ECE: confidence-binned mean ``|accuracy - confidence|``, weighted by bin size."""
     proba = np.asarray(proba, dtype=float)
     conf = proba.max(1)
     correct = proba.argmax(1) == np.asarray(labels)

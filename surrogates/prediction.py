@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+__all__ = ["DRAW_SEED_OFFSET", "Prediction", "mixture_quantile", "mixture_interval"]
+
 #: Offset of a fitted model's seed that seeds its prediction draws (both BDL engines).
 DRAW_SEED_OFFSET = 7919
 

@@ -39,6 +39,9 @@ import math
 import torch
 from torch import nn
 
+__all__ = ["LOG_2PI", "Prior", "NormalPrior", "LaplacePrior", "CauchyPrior", "DIRECT",
+           "HierarchicalPrior", "make_prior"]
+
 LOG_2PI = math.log(2.0 * math.pi)
 
 

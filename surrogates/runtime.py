@@ -9,6 +9,8 @@ import torch
 
 from .allocator import apply_from_environment
 
+__all__ = ["PROGRESS_DELAY", "torch_threads", "epoch_bar"]
+
 #: Seconds a fit runs before its progress bar appears (``progress=None``).
 PROGRESS_DELAY = 5.0
 

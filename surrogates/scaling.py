@@ -1,6 +1,8 @@
 """Standardisation of inputs and outputs, fitted on the training data."""
 import numpy as np
 
+__all__ = ["Standardizer", "IdentityScaler"]
+
 
 class Standardizer:
     """z = (x - mean) / scale per column; constant columns keep scale 1.

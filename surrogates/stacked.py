@@ -22,6 +22,8 @@ import math
 import torch
 from torch import nn
 
+__all__ = ["tanh", "ACTIVATIONS", "StackedMLP"]
+
 
 class _Tanh(torch.autograd.Function):
     """``tanh z = 2 sigmoid(2 z) - 1``, with ``tanh_backward`` as its derivative.

@@ -17,6 +17,8 @@ import numbers
 import numpy as np
 from sklearn.base import RegressorMixin
 
+__all__ = ["check_finite", "check_target", "MultiOutputRegressorMixin", "is_int", "is_real"]
+
 
 def check_finite(arr, name):
     """Raise a ValueError naming the first NaN or inf of ``arr`` (1-D or 2-D)."""

@@ -1,6 +1,8 @@
 """Thin adapters joining the stand-alone packages to uqkit's model protocol."""
 import numpy as np
 
+__all__ = ["FEM_SOLVER_MODULES", "MembraneModel", "SurrogateModel", "make_surrogate"]
+
 #: The modules of the FE solver whose source identifies its results.
 FEM_SOLVER_MODULES = ("fem.element", "fem.assembly", "fem.banded", "fem.newton", "fem.mesh",
                       "fem.membrane", "fem.presets", "fem.batch", "fem.start")

@@ -3,6 +3,8 @@ import numpy as np
 
 from .statistics import ecdf, kde
 
+__all__ = ["kde_overlay", "ecdf_plot"]
+
 
 def _axes(ax, **kw):
     if ax is None:

@@ -9,6 +9,8 @@ import chaospy
 
 from .inputs.random_inputs import RandomInputs
 
+__all__ = ["table3"]
+
 
 def table3():
     """The paper's Table 3 inputs of the membrane (example 3).

@@ -59,6 +59,9 @@ from .execution.runner import ModelRunner
 from .inputs.transforms import unit_to_x
 from .validation import check_float, check_int, check_seed
 
+__all__ = ["METHODS", "SobolResult", "pick_freeze_design", "saltelli_estimates", "sobol_indices",
+           "pce_indices", "sobol_indices_surrogate", "plot_sobol"]
+
 METHODS = ("saltelli", "pce")
 
 

@@ -14,6 +14,9 @@ Example:
 import numpy as np
 from scipy import stats
 
+__all__ = ["quantile_interval", "bootstrap_se", "describe", "ecdf", "kde", "ks_statistic",
+           "wasserstein", "compare", "exceedance_probability"]
+
 
 def _clean(y, name="y"):
     y = np.asarray(y, dtype=float).ravel()
@@ -133,7 +136,7 @@ def kde(y, grid=None, n_grid=256, bins_per_bandwidth=64):
 
 
 def ks_statistic(a, b):
-    """Two-sample Kolmogorov-Smirnov statistic sup |F_a - F_b|."""
+    """Two-sample Kolmogorov-Smirnov statistic ``sup |F_a - F_b|``."""
     return float(stats.ks_2samp(_clean(a, "a"), _clean(b, "b")).statistic)
 
 

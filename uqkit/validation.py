@@ -16,6 +16,8 @@ Imports: numpy only.
 """
 import numpy as np
 
+__all__ = ["check_int", "check_float", "check_seed", "check_count"]
+
 
 def check_int(value, name, low, high=None):
     """``value`` as an int in [low, high]; a ValueError naming it otherwise."""

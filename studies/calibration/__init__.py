@@ -18,7 +18,7 @@ The report compares each surrogate posterior with the FE posterior per input: th
 of the means and the ratio of the standard deviations in units of the FE posterior's, the
 1-D Wasserstein distance in the same units, the 95% intervals and whether they hold the true
 input; and the model runs and wall time of each. A membrane's deflection depends on E and t
-mostly through their product (the load parameter |p| b / (E t) of membrane theory), so the
+mostly through their product (the load parameter ``|p| b / (E t)`` of membrane theory), so the
 measurements inform E t far better than E and t apart: the report gives E t's posterior too.
 
 Run it with ``uqkit study calibration --out DIR`` or :func:`run`. It writes ``report.md``,

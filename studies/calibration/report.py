@@ -4,6 +4,8 @@ Imports: numpy, matplotlib (through :mod:`studies.common`) and the study's setti
 """
 from ..common import pyplot, save_figure
 
+__all__ = []
+
 
 def _figure(study, posts, truths):
     plt = pyplot()

@@ -4,6 +4,8 @@ Imports: numpy and uqkit (and fem's presets); nothing of the study's other modul
 """
 from dataclasses import dataclass
 
+__all__ = ["VARIANTS", "CONTROL", "CalibrationStudy"]
+
 
 #: The surrogate posteriors of the comparison, in the report's order.
 VARIANTS = ("bdl", "bdl-no-variance", "gp")

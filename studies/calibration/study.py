@@ -13,6 +13,8 @@ from ..common import locked
 from .settings import CONTROL, VARIANTS
 from .report import _figure, _markdown
 
+__all__ = ["measurements", "compare", "run"]
+
 
 def measurements(study, model, inputs):
     """The true inputs (1, 5), the noise's standard deviations (3,) and the measurements

@@ -21,6 +21,8 @@ import os
 import numpy as np
 from scipy.io import savemat
 
+__all__ = ["B", "D", "H", "N_STEPS", "FREQ", "X_FRAC", "Z_FRAC", "cp_fields", "build", "PATH"]
+
 B = D = 0.1
 H = 0.5
 N_STEPS = 256

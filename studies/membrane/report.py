@@ -11,6 +11,8 @@ from ..common import figure_section, pyplot, save_figure, write_reports
 from .settings import PROBES
 from .tasks import kde_grid
 
+__all__ = ["figures", "write_report", "markdown", "fig_load_paths", "fig_predictive", "fig_kde"]
+
 def figures(study, uq, Wt, Wv, fits, fig_index, load_paths):
     """Draw the study's figures into its directory; returns {name: file}."""
     return {"fig7a": fig_load_paths(study, load_paths),

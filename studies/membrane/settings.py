@@ -9,6 +9,8 @@ from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import cpu_count
 from uqkit.validation import check_count
 
+__all__ = ["PROBES", "PAPER_R2", "PRIORS", "MembraneStudy", "discretisation_levels"]
+
 
 #: The output names: the paper's probes, in order.
 PROBES = tuple(PAPER_PROBES)
@@ -19,6 +21,7 @@ PAPER_R2 = {"direct": {64: 0.9720, 128: 0.9982, 256: 0.9990, 512: 0.9993},
             "hierarchical": {64: 0.9935, 128: 0.9989, 256: 0.9983, 512: 0.9994}}
 
 
+#: The two priors of Table 4, as :func:`surrogates.make_prior` specs.
 PRIORS = {"direct": "normal(0, 1)", "hierarchical": "hierarchical-normal"}
 
 

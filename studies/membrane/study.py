@@ -22,6 +22,9 @@ from .report import figures, write_report
 from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, TableTask, UQTask,
                     run_task)
 
+__all__ = ["bdl_settings", "fe_dataset", "fit_settings", "FEData", "fe_data", "study_tasks",
+           "run"]
+
 
 def bdl_settings(n, study, seed):
     """BDL constructor arguments for a training set of n rows.

@@ -16,6 +16,10 @@ from uqkit.statistics import compare, describe, kde, ks_statistic
 
 from .settings import PROBES, discretisation_levels
 
+__all__ = ["Fit", "TableTask", "BaselineTask", "UQTask", "DiscretisationTask", "LoadPathsTask",
+           "discretisation_error", "table_task", "baseline_task", "uq_task", "load_paths_task",
+           "RUNNERS", "run_task", "kde_grid", "surrogate_densities"]
+
 
 @dataclass(frozen=True)
 class Fit:

@@ -7,6 +7,8 @@ import numpy as np
 from ..common import figure_section, pyplot, save_figure
 from .settings import ACCURACY_GOAL, GRID, PRIORS, TRIALS, make_data
 
+__all__ = []
+
 
 def _effect(r):
     """Per base prior and trial: hierarchical minus direct (accuracy, NLL, ECE)."""

@@ -9,15 +9,20 @@ import numpy as np
 from uqkit.execution.executors import cpu_count
 from uqkit.validation import check_count
 
+__all__ = ["PRIORS", "TRIALS", "GRID", "ACCURACY_GOAL", "MoonsStudy", "make_data"]
 
+
+#: The six priors compared, as :func:`surrogates.make_prior` specs.
 PRIORS = {"laplace": "laplace(0, 1)", "normal": "normal(0, 1)", "cauchy": "cauchy(1, 1)",
           "hier-laplace": "hierarchical-laplace", "hier-normal": "hierarchical-normal",
           "hier-cauchy": "hierarchical-cauchy(1)"}
 
 
+#: Points drawn per noise level (split 70/30 into training and validation).
 TRIALS = {"0.1": 900, "0.3": 1200}
 
 
+#: Grid coordinates (each axis) of the decision-boundary figure.
 GRID = np.linspace(-3, 3, 61)
 
 

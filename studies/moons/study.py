@@ -13,6 +13,8 @@ from ..common import fit_restarts, locked, run_tasks, write_reports
 from .settings import ACCURACY_GOAL, GRID, PRIORS, TRIALS, make_data
 from .report import _effect, _figures, _markdown
 
+__all__ = ["laplace_priors", "VIFit", "LaplaceFits", "run"]
+
 
 def laplace_priors(study):
     """The rows trained as Laplace BDLs (none with ``paper``)."""

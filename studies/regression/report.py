@@ -6,6 +6,8 @@ from ..common import figure_section, pyplot, save_figure
 from .settings import (BASELINES, COVERAGE_RANGE, GP_MARGIN, HIER, NOISES, PAPER, bayesian,
                        make_data, methods)
 
+__all__ = []
+
 
 def _reaching(study, res, key):
     """Per method and noise: on how many draws the R^2 (``key``) reaches the paper's BDL value."""

@@ -9,6 +9,10 @@ import numpy as np
 from uqkit.execution.executors import cpu_count
 from uqkit.validation import check_count
 
+__all__ = ["NOISES", "BASELINES", "BAYESIAN", "BAYESIAN_PAPER", "METHODS", "HIER", "GP_MARGIN",
+           "COVERAGE_RANGE", "PAPER", "truth", "RegressionStudy", "bayesian", "methods",
+           "make_data", "KEYS", "BAYES_KEYS"]
+
 
 NOISES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
 

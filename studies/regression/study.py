@@ -14,6 +14,8 @@ from .settings import (BAYES_KEYS, BAYESIAN, HIER, KEYS, NOISES, PAPER, bayesian
                        methods, truth)
 from .report import _figures, _goals, _markdown, _reaching
 
+__all__ = ["models", "bdl_models", "BaselineCell", "BayesianCells", "run", "polynomial_ceiling"]
+
 
 def models(study, seed):
     """The baselines of one data draw."""

@@ -6,6 +6,8 @@ import math
 
 from ..common import pyplot, save_figure
 
+__all__ = []
+
 
 def _figures(study, methods, truth, results):
     from uqkit.reliability import ReliabilityResult

@@ -9,6 +9,8 @@ from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import cpu_count
 from uqkit.validation import check_count
 
+__all__ = ["PROBES", "METHODS", "ReliabilityStudy"]
+
 
 PROBES = ("p1", "p2", "p3")
 

@@ -18,6 +18,9 @@ from ..common import StudyError, code_version, locked, study_cache
 from .settings import METHODS, PROBES
 from .report import _figures, _markdown
 
+__all__ = ["DeflectionLimit", "fe_runs", "threshold_from_pilot", "bdl_surrogate", "run_method",
+           "sobol_comparison", "run"]
+
 
 class DeflectionLimit:
     """The limit state ``g(x) = w_p1(x) - threshold`` of the FE membrane (a uqkit model;

@@ -9,6 +9,8 @@ import numpy as np
 from ..common import figure_section, pyplot, save_figure
 from .settings import NETS, PRIORS
 
+__all__ = []
+
 
 def _markdown(study, r, fields):
     d = r["data"]

@@ -8,14 +8,19 @@ from dataclasses import dataclass
 from uqkit.execution.executors import cpu_count
 from uqkit.validation import check_count
 
+__all__ = ["SYNTHETIC", "PRIORS", "NETS", "PAPER_RMS", "WindStudy"]
 
+
+#: The shipped synthetic building in the TPU database's .mat layout.
 SYNTHETIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
                          "tpu_synthetic_1to1to5_0deg.mat")
 
 
+#: The two priors compared, as :func:`surrogates.make_prior` specs.
 PRIORS = {"direct": "normal(0, 1)", "hierarchical": "hierarchical-normal"}
 
 
+#: Hidden layers of the BDL for the mean and the rms pressure coefficient.
 NETS = {"mean": (15, 10), "rms": (30, 15)}
 
 

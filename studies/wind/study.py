@@ -14,6 +14,8 @@ from ..tpu import load_tpu
 from .settings import NETS, PAPER_RMS, PRIORS
 from .report import _figures, _markdown
 
+__all__ = ["reference_fields", "WindFit", "run"]
+
 
 def _file_sha256(path):
     """The content's hash: a data file replaced at the same path is other data."""

@@ -25,8 +25,9 @@ Example:
     ((3, 1), (3, 1), [0.95])
 
 Imports numpy, torch, scikit-learn and the package's modules; the estimators delegate
-training to :mod:`.training` and :mod:`.fit_many`, prediction to :mod:`.prediction` and files
-to :mod:`.persistence`.
+training to their engine (:mod:`surrogates.meanfield`, :mod:`surrogates.laplace`) and
+:mod:`surrogates.bdl.fit_many`, prediction to :mod:`surrogates.bdl.prediction` and files to
+:mod:`surrogates.bdl.persistence`.
 """
 import numpy as np
 import torch
@@ -43,6 +44,8 @@ from .fit_many import (_batched_meanfield_reason, _fit_laplace_group, _fit_meanf
 from .persistence import load, save
 from .prediction import posterior, predict
 from .settings import check_settings
+
+__all__ = ["BDL", "BDLClassifier"]
 
 
 class _BaseBDL(BaseEstimator):

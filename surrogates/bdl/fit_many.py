@@ -22,6 +22,8 @@ from ..scaling import IdentityScaler, Standardizer
 from ..stacked import StackedMLP
 from ..validation import is_int
 
+__all__ = ["fit_many", "start_full_batch_fit"]
+
 
 def _fit_laplace_group(estimators, data):
     """Fit ``inference="laplace"`` estimators of one architecture and task as one batched

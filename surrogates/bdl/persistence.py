@@ -18,6 +18,8 @@ from ..meanfield.network import MeanFieldMLP
 from ..scaling import Standardizer
 from ..stacked import StackedMLP
 
+__all__ = ["FORMAT", "FORMAT_VERSION", "save", "load"]
+
 FORMAT = "uqkit-bdl"
 FORMAT_VERSION = 3
 

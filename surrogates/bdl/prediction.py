@@ -9,6 +9,8 @@ import torch
 
 from ..prediction import Prediction
 
+__all__ = ["predict", "posterior"]
+
 
 def predict(est, X, S, return_samples, levels, seed):
     """The :class:`~surrogates.prediction.Prediction` of the fitted ``est`` at the

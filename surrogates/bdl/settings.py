@@ -10,6 +10,8 @@ import torch
 from ..priors import make_prior
 from ..validation import is_int, is_real
 
+__all__ = ["ACTIVATIONS", "INFERENCES", "check_settings"]
+
 ACTIVATIONS = ("tanh", "relu")
 INFERENCES = ("meanfield", "laplace")
 

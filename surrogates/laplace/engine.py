@@ -14,6 +14,8 @@ from scipy import special
 from ..prediction import DRAW_SEED_OFFSET
 from .fit import LaplacePosterior
 
+__all__ = ["LaplaceEngine"]
+
 class LaplaceEngine:
     """A fitted Laplace BDL: the stacked network ``net`` (one member) and its ``posterior``."""
 

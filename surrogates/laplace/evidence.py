@@ -44,6 +44,8 @@ import warnings
 import numpy as np
 import torch
 
+__all__ = ["LaplaceEvidence", "maximise"]
+
 
 def _group_index(groups, P):
     """(P,) index of the group (a slice ``(a, b)`` of ``groups``) each weight belongs to."""

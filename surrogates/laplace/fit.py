@@ -47,6 +47,8 @@ import torch
 from . import evidence
 from .lbfgs import minimize
 
+__all__ = ["prior_key", "map_objective", "LaplacePosterior", "fit", "posterior"]
+
 
 @functools.lru_cache(maxsize=None)
 def _slice_index(slices):

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import torch
 
+__all__ = ["BatchedResult", "minimize"]
+
 vecdot = torch.linalg.vecdot  # row-wise dot products of (K, P) tensors
 
 

@@ -43,6 +43,8 @@ import math
 import numpy as np
 import torch
 
+__all__ = ["LOG_2PI", "BLOCK_NUMBERS", "direct_prior", "Member", "init_means", "train"]
+
 
 LOG_2PI = math.log(2.0 * math.pi)
 #: Upper bound on the noise numbers a member draws per block (the block's length in steps is

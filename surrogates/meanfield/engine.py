@@ -15,6 +15,8 @@ from ..prediction import DRAW_SEED_OFFSET, mixture_interval
 from ..priors import make_prior
 from .model import BayesianModel
 
+__all__ = ["MeanFieldEngine"]
+
 class MeanFieldEngine:
     """A fitted mean-field BDL: ``model`` holds the variational family (``guide``), the prior
     and the likelihood."""

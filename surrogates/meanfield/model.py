@@ -9,6 +9,8 @@ from torch import nn
 
 from ..priors import HierarchicalPrior
 
+__all__ = ["BayesianModel"]
+
 
 class BayesianModel(nn.Module):
     """Prior + likelihood + variational family, composed. ``elbo`` is the objective."""

@@ -12,6 +12,8 @@ from torch import nn
 
 from ..stacked import ACTIVATIONS, StackedMLP
 
+__all__ = ["softplus_inverse", "MeanFieldMLP"]
+
 
 def softplus_inverse(y):
     """rho with softplus(rho) = y, for a float or a tensor of positive values."""

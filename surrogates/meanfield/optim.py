@@ -10,6 +10,8 @@ import math
 
 import torch
 
+__all__ = ["LeanAdam"]
+
 
 class LeanAdam:
     """Adam on a list of parameters.

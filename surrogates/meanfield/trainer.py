@@ -21,6 +21,8 @@ from .network import MeanFieldMLP, softplus_inverse
 from .optim import LeanAdam
 from .warm_start import laplace_sigma
 
+__all__ = ["fit_autograd"]
+
 
 def fit_autograd(est, X, Y):
     """The autograd trainer: :meth:`BayesianModel.elbo` and :class:`LeanAdam`."""

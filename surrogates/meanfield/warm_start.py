@@ -11,6 +11,8 @@ the mean-field Gaussian that maximises ``E_q[log p(y | w)] - kl_weight * KL(q ||
 """
 import torch
 
+__all__ = ["data_curvature", "prior_curvature", "laplace_sigma"]
+
 
 def data_curvature(guide, likelihood, x, y, chunk=256):
     """Diagonal of the Gauss-Newton matrix of the negative log-likelihood of (x, y) at the

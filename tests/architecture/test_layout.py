@@ -123,3 +123,36 @@ def test_every_module_starts_with_a_docstring():
     bare = [name for name, path in MODULES.items()
             if path.stat().st_size and ast.get_docstring(ast.parse(path.read_text())) is None]
     assert not bare
+
+
+def _public_definitions(tree):
+    """Functions and classes a module defines at its top level without a leading underscore."""
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+            and not n.name.startswith("_")]
+
+
+def _declared_all(tree):
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__"
+                                                for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in MODULES.items()
+                                        if not p.name.startswith("_") and "data" not in p.parts))
+def test_every_module_lists_its_public_names(name):
+    """The API reference documents each module's ``__all__``: a module without one, a name it
+    lists but does not have, or a public function or class it forgets would be missing from
+    (or broken in) the reference."""
+    tree = ast.parse(MODULES[name].read_text())
+    declared = _declared_all(tree)
+    assert declared is not None, f"{name} has no __all__"
+    missing = [d for d in _public_definitions(tree) if d not in declared]
+    assert not missing, f"{name}: public but not in __all__: {missing}"
+    defined = {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+               for t in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(t, ast.Name)}
+    defined |= set(_public_definitions(tree))
+    unknown = [d for d in declared if d not in defined]
+    assert not unknown, f"{name}: __all__ lists names it does not define: {unknown}"

@@ -36,6 +36,8 @@ from .likelihood import gaussian_log_likelihood
 from .posterior import Posterior
 from .tmcmc import tmcmc
 
+__all__ = ["METHODS", "NOISE", "calibrate"]
+
 #: The samplers of :func:`calibrate`.
 METHODS = ("tmcmc", "emcee")
 #: The name of the noise's standard deviation when it is a sampled parameter.
@@ -67,7 +69,9 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
     Returns:
         :class:`uqkit.calibration.posterior.Posterior`.
 
-    Example (a linear model: the exact posterior mean of x is 2.2):
+    Example:
+        A linear model: the exact posterior mean of x is 2.2.
+
         >>> from uqkit.inputs import RandomInputs
         >>> prior = RandomInputs.from_spec({"x": "normal(0, 10)"})
         >>> post = calibrate(lambda X: 2 * X, prior, [4.4], noise_std=0.1, n_samples=1000,

@@ -28,6 +28,8 @@ Example:
 """
 import numpy as np
 
+__all__ = ["LOG_2PI", "gaussian_log_likelihood"]
+
 LOG_2PI = float(np.log(2 * np.pi))
 
 

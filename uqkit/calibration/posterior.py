@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+__all__ = ["Posterior"]
+
 
 @dataclass
 class Posterior:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+__all__ = ["TARGET_ACCEPTANCE", "TMCMCResult", "next_exponent", "tmcmc"]
+
 #: The acceptance rate the proposal scale is tuned towards (optimal for Gaussian targets).
 TARGET_ACCEPTANCE = 0.234
 
@@ -107,8 +109,10 @@ def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=3, target_cov=1.0, max_
         RuntimeError: every prior draw has zero likelihood (every model run failed, or the
             measurements are impossible under the model), or ``max_stages`` were exceeded.
 
-    Example (a conjugate normal: prior N(0, 1), one measurement 1 with noise 0.5; exact
-    posterior N(0.8, 0.2), evidence N(1; 0, 1.25)):
+    Example:
+        A conjugate normal: prior N(0, 1), one measurement 1 with noise 0.5; exact posterior
+        N(0.8, 0.2), evidence N(1; 0, 1.25).
+
         >>> res = tmcmc(lambda U: (-0.5 * ((1 - U[:, 0]) / 0.5) ** 2 - np.log(0.5 * np.sqrt(
         ...     2 * np.pi)), None), 1, n=4000, rng=np.random.default_rng(1))
         >>> from scipy import stats

@@ -12,6 +12,9 @@ import argparse
 import os
 import sys
 
+__all__ = ["COMMANDS", "UsageError", "Parser", "check_output_dir", "build_parser", "main",
+           "command"]
+
 #: Entry point group of further subcommands: each is ``add(subparsers)``.
 COMMANDS = "uqkit.commands"
 

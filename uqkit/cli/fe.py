@@ -11,6 +11,8 @@ import time
 
 from .app import UsageError
 
+__all__ = ["LONG_SOLVE_BYTES", "add_fe"]
+
 #: Solves planned to hold more stiffness matrix than this (bytes) are announced first.
 LONG_SOLVE_BYTES = 2e8
 

@@ -28,6 +28,8 @@ import numpy as np
 
 from .store import atomic_write
 
+__all__ = ["jsonable", "write_json", "settings_key", "ResultCache", "cached_map"]
+
 
 def jsonable(obj, finite=False):
     """Turn numpy containers into plain JSON types (dict keys become strings); with

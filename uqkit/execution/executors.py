@@ -24,6 +24,12 @@ import threading
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 
+__all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
+           "kill_child_groups", "watch_parent", "worker_init", "end_worker", "cpu_count",
+           "SIGNAL_POLL", "interrupt_guard", "check_interrupt", "iter_completed",
+           "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS", "check_picklable",
+           "local_executor", "release_workers", "stop_executor", "WORKER_GRACE", "make_executor"]
+
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "NUMBA_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -216,6 +222,7 @@ class SerialExecutor(Executor):
     """Runs each task at submit time in this process (for debugging and tiny jobs)."""
 
     def submit(self, fn, /, *args, **kwargs):
+        """Call ``fn(*args, **kwargs)`` now; a done future holds its result or its error."""
         future = Future()
         try:
             future.set_result(fn(*args, **kwargs))

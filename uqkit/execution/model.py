@@ -28,6 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["RAISED", "RunContext", "call_model", "ModelOutput", "stack_values",
+           "normalise_output", "evaluate", "source_digest", "fingerprint", "identity_key",
+           "describe_model"]
+
 #: Status of a row whose model call raised an exception or returned non-finite outputs.
 RAISED = -2
 

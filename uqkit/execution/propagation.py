@@ -28,6 +28,10 @@ from .model import (RAISED, ModelOutput, RunContext, describe_model, evaluate, i
 from ..inputs.sampling import Samples
 from .store import StudyStore
 
+__all__ = ["RETRY", "SYSTEMATIC_ROWS", "SUMMARY_REASONS", "PropagationError",
+           "PropagationInterrupted", "PropagationResult", "default_chunk_size",
+           "default_workers", "propagate"]
+
 log = logging.getLogger("uqkit")
 
 #: ``retry_failed`` settings: which stored failures a rerun computes again.

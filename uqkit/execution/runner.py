@@ -22,6 +22,8 @@ from .executors import check_picklable, make_executor
 from .model import identity_key
 from .propagation import default_workers, propagate
 
+__all__ = ["ModelRunner"]
+
 
 class ModelRunner:
     """Runs a model on batches of physical inputs through :func:`propagate`.

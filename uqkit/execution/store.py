@@ -23,6 +23,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+__all__ = ["FORMAT", "VERSION", "StoreMismatchError", "StoreBusyError", "directory_lock",
+           "describe_differences", "atomic_write", "StudyStore", "load_dataset"]
+
 FORMAT = "uqkit-store"
 #: 2: the manifest no longer pins n (a store may hold a shorter or longer sample), and records
 #: metadata; chunks record their evaluation time.

@@ -22,6 +22,8 @@ import numpy as np
 from ..execution.cache import write_json
 from ..cli import UsageError, check_output_dir
 
+__all__ = ["add_run", "run"]
+
 
 def add_run(sub):
     """Register ``uqkit run``."""

@@ -49,6 +49,9 @@ from pathlib import Path
 
 import numpy as np
 
+__all__ = ["SECTIONS", "OUTPUT_FORMS", "FAILURE_KEYS", "ConfigError", "StudyConfig",
+           "load_config", "Margin"]
+
 #: The keys each section may hold (``None``: any key, as in [inputs]).
 SECTIONS = {
     "inputs": None, "correlation": {"matrix"},

@@ -39,6 +39,9 @@ from .outputs import OutputError, as_output, read_output
 from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
 
+__all__ = ["FAILED_EXIT", "FAILED_TIMEOUT", "FAILED_OUTPUT", "KEEP", "RUN_DIGITS", "RUN_INDEX",
+           "SOURCE_MODULES", "run_name", "ExternalModel"]
+
 #: Status of a run whose program exited with a non-zero code or was killed by a signal.
 FAILED_EXIT = 1
 #: Status of a run stopped at its timeout.

@@ -34,6 +34,9 @@ import numpy as np
 
 from .process import STDOUT
 
+__all__ = ["MATCHES", "OutputError", "to_number", "check_size", "read_text", "Regex", "Table",
+           "JSONValue", "Output", "as_output", "read_output"]
+
 #: The ``match`` settings of :class:`Regex`.
 MATCHES = ("first", "last", "all")
 
@@ -139,10 +142,10 @@ class Table:
             ``.csv`` file, else None.
         comments: lines that start with this are skipped.
         skip_rows: lines skipped at the top, before the header.
+        size: values the output has (``row="all"``: the rows expected).
 
     The header is the first line that is not a comment, when one of its cells is not a
     number.
-        size: values the output has (``row="all"``: the rows expected).
     """
 
     def __init__(self, file, column, row=-1, delimiter="auto", comments="#", skip_rows=0,

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from ..execution.executors import track_child_group
 
+__all__ = ["STDOUT", "STDERR", "Finished", "run_program", "describe_end", "tail"]
+
 #: Files of the run directory that receive the program's standard output and error.
 STDOUT, STDERR = "stdout.txt", "stderr.txt"
 

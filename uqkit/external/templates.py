@@ -26,6 +26,8 @@ import os
 import shutil
 from pathlib import Path
 
+__all__ = ["DEFAULT_OPTIONS", "STATIC_MODES", "TemplateError", "DeckTemplate"]
+
 #: The Jinja2 environment settings a template starts from (``options`` update them).
 DEFAULT_OPTIONS = {"trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": True}
 #: How static files reach a run directory.

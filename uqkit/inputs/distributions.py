@@ -4,19 +4,24 @@ A spec names a family and its parameters, by keyword or, where the order cannot 
 by position: ``"normal(210, 10)"``, ``"gumbel(loc=10, scale=2)"``,
 ``"lognormal(mean=0.3, std=0.003)"``, or the tuple ``("gamma", 2, {"scale": 3})``.
 
-| family | parameters (positional first) | meaning |
-|---|---|---|
-| normal | mean, std | N(mean, std^2) |
-| uniform | lower, upper | U(lower, upper) |
-| triangle | lower, mode, upper | triangular |
-| gumbel | loc, scale | largest-value (type I) extreme: mean = loc + 0.5772 scale |
-| studentt | df, loc=0, scale=1 | Student's t |
-| beta | alpha, beta, lower=0, upper=1 | beta on (lower, upper) |
-| gamma | shape; scale=1, loc=0 | gamma: mean = loc + shape scale |
-| weibull | shape; scale=1, loc=0 | Weibull: P(X > x) = exp(-((x - loc) / scale)^shape) |
-| exponential | —; scale= or rate=, loc=0 | mean = loc + scale = loc + 1 / rate |
-| lognormal | —; mean=, std= or mu=, sigma= | ln X ~ N(mu, sigma^2); mean and std are X's own |
-| truncnormal | —; mu=, sigma=, lower=, upper= | N(mu, sigma^2) cut to (lower, upper): mu and sigma are the uncut normal's, not the variable's mean and std |
+===========  ==============================  ==================================================
+family       parameters (positional first)   meaning
+===========  ==============================  ==================================================
+normal       mean, std                       N(mean, std^2)
+uniform      lower, upper                    U(lower, upper)
+triangle     lower, mode, upper              triangular
+gumbel       loc, scale                      largest-value (type I) extreme: mean = loc +
+                                             0.5772 scale
+studentt     df, loc=0, scale=1              Student's t
+beta         alpha, beta, lower=0, upper=1   beta on (lower, upper)
+gamma        shape; scale=1, loc=0           gamma: mean = loc + shape scale
+weibull      shape; scale=1, loc=0           Weibull: P(X > x) = exp(-((x - loc) / scale)^shape)
+exponential  —; scale= or rate=, loc=0       mean = loc + scale = loc + 1 / rate
+lognormal    —; mean=, std= or mu=, sigma=   ln X ~ N(mu, sigma^2); mean and std are X's own
+truncnormal  —; mu=, sigma=, lower=, upper=  N(mu, sigma^2) cut to (lower, upper): mu and
+                                             sigma are the uncut normal's, not the
+                                             variable's mean and std
+===========  ==============================  ==================================================
 
 Positional parameters follow scipy.stats where it names the same parameters (normal's loc and
 scale, gumbel_r's loc and scale, t's df, loc and scale, beta's a and b); uniform and triangle
@@ -39,6 +44,8 @@ from dataclasses import dataclass
 
 import chaospy
 import numpy as np
+
+__all__ = ["EULER_GAMMA", "Family", "FAMILIES", "parse_distribution"]
 
 EULER_GAMMA = 0.5772156649015329
 

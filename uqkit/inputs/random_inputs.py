@@ -18,6 +18,8 @@ import numpy as np
 
 from .distributions import parse_distribution  # noqa: F401 - part of this module's API
 
+__all__ = ["COPULAS", "BOUND_TOLERANCE", "RandomInputs"]
+
 #: Copula names accepted by :meth:`RandomInputs.with_copula`.
 COPULAS = {"nataf": chaospy.Nataf, "clayton": chaospy.Clayton, "gumbel": chaospy.Gumbel,
            "joe": chaospy.Joe, "t": chaospy.TCopula}

@@ -21,6 +21,8 @@ import numpy as np
 
 from ..validation import check_count, check_seed
 
+__all__ = ["RULES", "ALIASES", "EDGE", "Samples", "unit_sample", "sample", "inverse_rosenblatt"]
+
 #: Sampling rules: independent uniforms, Latin hypercube, scrambled Sobol', scrambled Halton.
 RULES = ("random", "lhs", "sobol", "halton")
 #: Aliases accepted for rule names.

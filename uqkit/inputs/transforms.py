@@ -18,8 +18,10 @@ from scipy import special
 
 from .sampling import inverse_rosenblatt
 
+__all__ = ["EPS", "unit_to_x", "u_to_x", "x_to_u"]
+
 #: Probabilities are clipped to [EPS, 1 - EPS] before the inverse Rosenblatt transform, so
-#: that |u| up to about 8 maps to finite x (1 - Phi(8.3) is below double precision).
+#: that ``|u|`` up to about 8 maps to finite x (1 - Phi(8.3) is below double precision).
 EPS = 1e-16
 
 

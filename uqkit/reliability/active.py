@@ -55,6 +55,9 @@ from ..inputs.transforms import u_to_x
 from ..validation import check_float, check_int
 from .result import beta_of, clopper_pearson
 
+__all__ = ["LEARNING", "surrogate_mean_std", "expected_feasibility", "select_batch",
+           "active_learning", "plot_history"]
+
 LEARNING = ("U", "EFF")
 
 

@@ -17,6 +17,8 @@ from .result import ReliabilityResult
 from .simulation import importance_sampling, monte_carlo
 from .subset import subset_simulation
 
+__all__ = ["METHODS", "method_options", "failure_probability"]
+
 #: The methods by name.
 METHODS = {"mc": monte_carlo, "form": form, "sorm": sorm, "is": importance_sampling,
            "subset": subset_simulation, "active": active_learning}

@@ -43,6 +43,8 @@ from ..inputs.transforms import u_to_x
 from ..validation import check_float, check_int
 from .result import ConvergenceError, beta_of
 
+__all__ = ["form", "sorm_formulas", "tangent_basis", "sorm"]
+
 
 def _with_gradient(ls, u, g_u, fd, h, tag):
     """g (if ``g_u`` is None) and its finite-difference gradient at u, in one batch."""
@@ -67,7 +69,7 @@ def form(ls, rng=None, u0=None, tol=1e-4, max_iter=100, fd="central", fd_step=1e
 
     Args:
         u0: start point in u-space (default the origin, i.e. the median input).
-        tol: convergence tolerance on |g| / |g(u0)| and on the distance of u from the line
+        tol: convergence tolerance on ``|g| / |g(u0)|`` and on the distance of u from the line
             through alpha.
         max_iter: iteration limit; :class:`ConvergenceError` beyond it.
         fd: ``"central"`` (2d runs per gradient) or ``"forward"`` (d runs).

@@ -9,6 +9,8 @@ import numpy as np
 
 from ..inputs.transforms import u_to_x
 
+__all__ = ["SYSTEMS", "LimitState"]
+
 SYSTEMS = ("series", "parallel")
 
 

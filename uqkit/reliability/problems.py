@@ -18,6 +18,9 @@ import numpy as np
 
 from ..inputs.random_inputs import RandomInputs
 
+__all__ = ["FOUR_BRANCH_PF", "ishigami", "ishigami_indices", "ishigami_inputs",
+           "standard_normals", "hyperplane", "four_branch"]
+
 #: Echard, Gayton & Lemaire (2011), Tables 1 and 2: Monte Carlo with 10^6 runs, by k.
 FOUR_BRANCH_PF = {6.0: 4.416e-3, 7.0: 2.233e-3}
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special, stats
 
+__all__ = ["ConvergenceError", "ReliabilityResult", "beta_of", "clopper_pearson"]
+
 
 class ConvergenceError(RuntimeError):
     """An iterative method did not converge; ``history`` holds its iterations."""
@@ -36,7 +38,7 @@ class ReliabilityResult:
         seconds: wall time.
         level: confidence level of ``ci``.
         design_point: ``{"u": u*, "x": x*}`` (FORM, SORM, IS), else None.
-        alpha: unit vector from the origin to u* (-grad g / |grad g|), else None.
+        alpha: unit vector from the origin to u* (``-grad g / |grad g|``), else None.
         importance: importance factors alpha_i^2 by input name, else None.
         history: iterations / levels, a list of JSON-friendly dicts.
         info: method-specific details (SORM curvatures and formulas, ...).

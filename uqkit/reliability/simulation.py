@@ -23,6 +23,8 @@ from ..validation import check_float, check_int
 from .form import _form_point
 from .result import beta_of, clopper_pearson
 
+__all__ = ["monte_carlo", "importance_sampling"]
+
 
 def monte_carlo(ls, rng, n=100_000, level=0.95, batch=1_000_000):
     """Crude Monte Carlo with a Clopper-Pearson interval (see the module notes)."""

@@ -80,6 +80,8 @@ from scipy import special
 
 from ..validation import check_float, check_int
 
+__all__ = ["chain_correlation", "SAMPLERS", "subset_simulation"]
+
 _ACS_SCALE0 = 0.6  # aCS's initial scaling lambda (Papaioannou et al. 2015)
 
 

@@ -1,0 +1,117 @@
+"""Sphinx extension: writes the API reference's pages before the build reads its sources.
+
+One page per public module of the packages in ``api_packages`` (conf.py), under
+``api/generated/``: a package's page shows its docstring, a table of the names in its
+``__all__`` (linked to where each is defined and documented) and its submodules; a module's
+page documents every name of its ``__all__`` with autodoc. Modules whose name starts with an
+underscore, and ``__main__``, are private and left out.
+"""
+import importlib
+import inspect
+import pathlib
+import pkgutil
+import re
+
+OUT = "api/generated"
+
+
+def public_modules(package):
+    """The package and its public submodules, depth first, in name order."""
+    root = importlib.import_module(package)
+    names = [package]
+    for info in pkgutil.walk_packages(root.__path__, package + "."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        names.append(info.name)
+    return sorted(names)
+
+
+def _underline(text, char):
+    return f"{text}\n{char * len(text)}\n"
+
+
+def _defined_at(module, name, modules):
+    """Where ``module.name`` is documented: the deepest public module below ``module`` that
+    lists the same object in its ``__all__``, else ``module`` itself."""
+    obj = getattr(module, name)
+    if inspect.ismodule(obj):
+        return obj.__name__
+    home = getattr(obj, "__module__", None)
+    candidates = ([home] if isinstance(home, str) else []) + sorted(
+        (m for m in modules if m.startswith(module.__name__ + ".")), key=len, reverse=True)
+    for candidate in candidates:
+        if candidate == module.__name__ or candidate not in modules:
+            continue
+        other = importlib.import_module(candidate)
+        if name in getattr(other, "__all__", ()) and getattr(other, name, None) is obj:
+            return f"{candidate}.{name}"
+    return f"{module.__name__}.{name}"
+
+
+def _directive(obj):
+    if inspect.isclass(obj):
+        return "autoclass"
+    return "autofunction" if callable(obj) else "autodata"
+
+
+def module_page(name, modules):
+    """The reST text of one module's page."""
+    module = importlib.import_module(name)
+    is_package = hasattr(module, "__path__")
+    children = [m for m in modules if m.rpartition(".")[0] == name]
+    lines = [_underline(name, "="), f".. automodule:: {name}"]
+    exported = list(getattr(module, "__all__", ()))
+    if is_package:
+        lines.append("   :no-members:\n")
+        targets = [_defined_at(module, n, modules) for n in exported]
+        here = [t for t in targets if t.rpartition(".")[0] == name]
+        elsewhere = [t for t in targets if t.rpartition(".")[0] != name]
+        if elsewhere:
+            lines += [".. rubric:: Exports\n", ".. currentmodule:: None\n",
+                      f"Importable as ``from {name} import ...``; each is documented "
+                      "where it is defined.\n", ".. autosummary::", ""]
+            lines += [f"   ~{t}" for t in elsewhere] + [""]
+        if here:
+            lines += [".. rubric:: Defined here\n"]
+            lines += [f".. {_directive(getattr(module, t.rpartition('.')[2]))}:: {t}" for t in here]
+            lines.append("")
+    else:
+        lines.append("   :members:\n")
+    if children:
+        lines += [".. rubric:: Modules\n", ".. currentmodule:: None\n", ".. autosummary::",
+                  "   :toctree:", ""]
+        lines += [f"   {c}" for c in children] + [""]
+    return "\n".join(lines) + "\n"
+
+
+def write_pages(app):
+    out = pathlib.Path(app.srcdir) / OUT
+    out.mkdir(parents=True, exist_ok=True)
+    wanted = {}
+    for package in app.config.api_packages:
+        modules = public_modules(package)
+        for name in modules:
+            wanted[f"{name}.rst"] = module_page(name, modules)
+    for path in out.glob("*.rst"):
+        if path.name not in wanted:
+            path.unlink()
+    for file, text in wanted.items():
+        path = out / file
+        if not path.exists() or path.read_text() != text:  # unchanged pages stay cached
+            path.write_text(text)
+
+
+def skip_generated_members(app, what, name, obj, skip, options):
+    """scikit-learn writes ``set_fit_request`` and the like onto every estimator class: its
+    metadata-routing plumbing, documented by scikit-learn, not here."""
+    if re.fullmatch(r"set_\w+_request", name):
+        return True
+    return None
+
+
+def setup(app):
+    app.add_config_value("api_packages", [], "env")
+    app.setup_extension("sphinx.ext.autosummary")
+    app.connect("builder-inited", write_pages)
+    app.connect("autodoc-skip-member", skip_generated_members)
+    return {"parallel_read_safe": True, "version": "1"}
