@@ -75,7 +75,11 @@ class ConvergenceResult:
         lines.append(f"{'rel. err.':<10}" + "".join(
             f"{self.relative_error(n):>16.2e}" for n in names) + f"  (of the {self.meshes[0][0]}"
             f" x {self.meshes[0][1]} mesh)")
-        if not all(self.asymptotic.values()):
+        if len(self.meshes) < 4:
+            lines.append(f"{len(self.meshes)} meshes give one order, which cannot show whether "
+                         "it has settled: use levels >= 4 before trusting the limit and the "
+                         "error estimate")
+        elif not all(self.asymptotic.values()):
             lines.append("not in the asymptotic range (the orders of the last two mesh triples "
                          f"differ by more than {ORDER_AGREEMENT:.0%}): refine further before "
                          "trusting the limit and the error estimate")

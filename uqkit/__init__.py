@@ -16,7 +16,14 @@ The package in layers; each imports only from the layers above it::
 The names below load on first use, so a pool worker that only runs a model does not import
 chaospy.
 """
+from importlib.metadata import PackageNotFoundError, version as _version
+
 from ._lazy import lazy_exports
+
+try:
+    __version__ = _version("uqkit")  # single-sourced: pyproject.toml's version
+except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+    __version__ = "unknown"
 
 _EXPORTS = {"RandomInputs": "inputs", "PropagationResult": "execution.propagation",
             "propagate": "execution.propagation", "Samples": "inputs.sampling",

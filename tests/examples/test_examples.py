@@ -1,5 +1,6 @@
 """Every example runs, at tiny sizes, as a user would run it."""
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -8,28 +9,40 @@ import pytest
 
 EXAMPLES = pathlib.Path(__file__).parents[2] / "examples"
 TINY = {
-    "own_model_correlated.py": ["--n", "512"],
-    "fe_convergence.py": ["--levels", "3", "--nx", "4", "--ny", "2"],
-    "surrogate_save_reuse.py": ["--n-train", "32", "--n-mc", "500", "--epochs", "20"],
-    "sensitivity_reliability.py": ["--n", "16", "--candidates", "2000"],
-    "calculix_cantilever.py": ["--n", "40", "--sobol-n", "16", "--out", "results"],
-    "calibration_from_measurements.py": ["--n-samples", "200", "--out", "results"],
+    "plot_own_model_correlated.py": ["--n", "512"],
+    "plot_fe_convergence.py": ["--levels", "3", "--nx", "4", "--ny", "2"],
+    "plot_surrogate_comparison.py": ["--n-train", "64", "--n-test", "100"],
+    "plot_surrogate_monte_carlo.py": ["--n-train", "64", "--n-mc", "2000", "--n-truth", "500"],
+    "plot_sobol_indices.py": ["--n", "64", "--n-train", "64"],
+    "plot_active_learning.py": ["--candidates", "2000"],
+    "plot_calculix_cantilever.py": ["--n", "40", "--sobol-n", "16"],
+    "plot_calibration.py": ["--n-samples", "200"],
+    "plot_surrogate_save_reuse.py": ["--n-train", "32", "--n-mc", "500"],
 }
 #: A line each example must print (its answer, not just anything).
 EXPECT = {
-    "own_model_correlated.py": "P[d > 18 mm] = ",
-    "fe_convergence.py": "limit ",
-    "surrogate_save_reuse.py": "epistemic 95% band of the mean",
-    "sensitivity_reliability.py": "active learning (GP): pf ",
-    "calculix_cantilever.py": "run by run, CalculiX / beam theory with shear: 0.997",
-    "calibration_from_measurements.py": "E t: posterior mean ",
+    "plot_own_model_correlated.py": "P[d > 18 mm] = ",
+    "plot_fe_convergence.py": "from the limit ",
+    "plot_surrogate_comparison.py": "95% coverage ",
+    "plot_surrogate_monte_carlo.py": "(5% critical value ",
+    "plot_sobol_indices.py": "w(p1) first: FE ",
+    "plot_active_learning.py": "active learning (GP): Pf ",
+    "plot_calculix_cantilever.py": "run by run, CalculiX / beam theory with shear: 0.997",
+    "plot_calibration.py": "E t: posterior mean ",
+    "plot_surrogate_save_reuse.py": "the loaded model predicts as the saved one: True",
 }
 #: Examples that need a program: name -> (program, how to install it).
-NEEDS = {"calculix_cantilever.py": ("ccx", "apt-get install calculix-ccx")}
+NEEDS = {"plot_calculix_cantilever.py": ("ccx", "apt-get install calculix-ccx")}
 
 
 def test_every_example_has_a_tiny_run():
     assert {p.name for p in EXAMPLES.glob("*.py")} == set(TINY)
+
+
+def test_the_gallery_runs_every_example():
+    """The docs build runs the scripts named ``plot_*.py`` (sphinx-gallery's pattern): an
+    example named otherwise would be shown without its output and figures."""
+    assert all(name.startswith("plot_") for name in TINY)
 
 
 @pytest.mark.parametrize("name", sorted(TINY))
@@ -41,3 +54,18 @@ def test_example_runs(name, tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert EXPECT[name] in out.stdout
+    CHECKS.get(name, lambda stdout: None)(out.stdout)
+
+
+
+def _active_learning_agrees_with_the_fe(stdout):
+    """The example runs the FE model on every candidate of active learning's population: that
+    is the exact Pf of the population, and it must lie in active learning's interval."""
+    lo, hi = map(float, re.search(r"active learning \(GP\): Pf \S+ \[(\S+), (\S+)\]",
+                                  stdout).groups())
+    exact = float(re.search(r"FE on all \d+ candidates: Pf (\S+)", stdout).group(1))
+    assert lo <= exact <= hi, stdout
+
+
+#: Properties of an example's answer, checked on what it printed.
+CHECKS = {"plot_active_learning.py": _active_learning_agrees_with_the_fe}

@@ -80,6 +80,19 @@ def test_mesh_convergence_flags_what_it_can_extrapolate():
         assert better == (name != "p1"), name
     with pytest.raises(ValueError, match="levels must be an integer >= 3"):
         convergence(Membrane(**NOMINAL), levels=2)
+    assert "orders of the last two mesh triples differ" in c.summary()  # p1's
+
+
+def test_three_meshes_do_not_claim_two_orders_differ():
+    """Three meshes give one order: the summary must say that one order cannot show whether
+    it has settled, not that two orders disagree (it used to)."""
+    from fem import convergence
+
+    c = convergence(Membrane(**NOMINAL, probe_frame="relative", nx=4, ny=2), levels=3)
+    assert all(len(orders) == 1 for orders in c.orders.values())
+    text = c.summary()
+    assert "3 meshes give one order" in text
+    assert "last two mesh triples" not in text
 
 
 def test_largest_strain_of_a_known_deformation():

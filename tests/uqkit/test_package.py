@@ -68,3 +68,25 @@ def test_source_digest_of_an_unknown_module_raises_import_error():
         assert "no_such_module" in str(exc)
     else:
         raise AssertionError("no ImportError")
+
+
+def test_the_version_has_one_source():
+    """pyproject.toml's version is the only one: the installed metadata, ``uqkit.__version__``
+    and ``uqkit --version`` all read it (a second, hand-kept copy would drift)."""
+    import pathlib
+    import subprocess
+    import sys
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    import uqkit
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+    assert uqkit.__version__ == declared
+    out = subprocess.run([sys.executable, "-m", "uqkit.cli", "--version"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip() == f"uqkit {declared}"
+    assert tuple(int(v) for v in declared.split(".")[:2]) >= (0, 2)

@@ -74,12 +74,13 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the ``uqkit`` command; returns the exit code."""
+    from ..execution.executors import MissingDependencyError
     from ..execution.propagation import PropagationError, PropagationInterrupted
 
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
-    except UsageError as exc:
+    except (UsageError, MissingDependencyError) as exc:
         print(str(exc).replace("\n", " "), file=sys.stderr)
         return 2
     except PropagationInterrupted as exc:

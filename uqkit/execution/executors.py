@@ -28,7 +28,8 @@ __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_
            "kill_child_groups", "watch_parent", "worker_init", "end_worker", "cpu_count",
            "SIGNAL_POLL", "interrupt_guard", "check_interrupt", "iter_completed",
            "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS", "check_picklable",
-           "local_executor", "release_workers", "stop_executor", "WORKER_GRACE", "make_executor"]
+           "local_executor", "release_workers", "stop_executor", "WORKER_GRACE",
+           "MissingDependencyError", "DASK_INSTALL", "dask_client_class", "make_executor"]
 
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -343,6 +344,27 @@ def _end_workers(processes, grace=WORKER_GRACE):
                 pass
 
 
+class MissingDependencyError(ImportError):
+    """An optional dependency that a requested feature needs is not installed; the message
+    says how to install it."""
+
+
+#: How to install uqkit's optional Dask support.
+DASK_INSTALL = 'pip install "uqkit[dask]"'
+
+
+def dask_client_class():
+    """``distributed.Client``, or :class:`MissingDependencyError` saying how to install it
+    (Dask is an optional dependency: ``uqkit[dask]``)."""
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "running on a Dask cluster needs the 'distributed' package, which is not "
+            f"installed here: {DASK_INSTALL}") from exc
+    return Client
+
+
 @contextmanager
 def make_executor(kind="local", workers=None, address=None, code_key=None):
     """Context manager yielding an executor. A local pool stays up for the next call (see
@@ -369,8 +391,7 @@ def make_executor(kind="local", workers=None, address=None, code_key=None):
     elif kind == "dask":
         if address is None:
             raise ValueError("kind='dask' needs the scheduler address, e.g. tcp://10.0.0.5:8786")
-        from distributed import Client
-
+        Client = dask_client_class()
         own = not isinstance(address, Client)
         try:
             client = Client(address, timeout=30) if own else address

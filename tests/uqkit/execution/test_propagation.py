@@ -1,5 +1,6 @@
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -173,3 +174,32 @@ def test_the_summary_lists_ten_reasons_and_counts_the_rest():
     lines = res.summary().splitlines()
     assert len(lines) == 12 and lines[-1] == ("  ... and 3 more failed runs with 3 other "
                                               "reasons (see reasons, or to_csv)")
+
+
+def test_dask_without_distributed_says_how_to_install_it(monkeypatch):
+    """Dask is an optional dependency (``uqkit[dask]``): asking for it without the package
+    must name the package and the install command, before anything runs."""
+    from uqkit.execution.executors import DASK_INSTALL, MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    calls = []
+
+    def model(X):
+        calls.append(len(X))
+        return X[:, :1]
+
+    with pytest.raises(MissingDependencyError, match="'distributed' package") as info:
+        propagate(model, np.zeros((4, 2)), dask="tcp://127.0.0.1:8786", progress=False)
+    assert DASK_INSTALL in str(info.value) and calls == []
+
+
+def test_the_cli_turns_a_missing_distributed_into_one_line_and_exit_code_2(
+        monkeypatch, tmp_path, capsys):
+    from uqkit.cli import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    code = main(["study", "membrane", "--out", str(tmp_path / "out"), "--dask",
+                 "tcp://127.0.0.1:8786", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and 'pip install "uqkit[dask]"' in err[0], err
