@@ -29,6 +29,8 @@ training to their engine (:mod:`surrogates.meanfield`, :mod:`surrogates.laplace`
 :mod:`surrogates.bdl.fit_many`, prediction to :mod:`surrogates.bdl.prediction` and files to
 :mod:`surrogates.bdl.persistence`.
 """
+import inspect
+
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -322,14 +324,23 @@ class _BaseBDL(BaseEstimator):
     # -- persistence -----------------------------------------------------------------------
 
 
+def _with_settings(cls):
+    """Append the shared settings (the ``Args`` of :class:`_BaseBDL`) to an estimator's
+    docstring, so that its reference page lists them."""
+    shared = inspect.cleandoc(_BaseBDL.__doc__)  # dedented: Python 3.13 dedents docstrings
+    cls.__doc__ = inspect.cleandoc(cls.__doc__) + "\n\n" + shared[shared.index("Args:"):]
+    return cls
+
+
+@_with_settings
 class BDL(MultiOutputRegressorMixin, _BaseBDL):
     """Bayesian MLP regression surrogate (Gaussian likelihood with a learned noise precision
-    per output), trained by mean-field variational inference.
+    per output), trained by mean-field variational inference (``inference="meanfield"``, the
+    default) or the linearised Laplace approximation (``inference="laplace"``).
 
     ``predict(X)`` gives the predictive means, shaped like the training target;
     ``predict(X, return_std=True)`` the means and the predictive standard deviations (weights
-    and noise); :meth:`predict_distribution` the whole distribution. Settings: see
-    :class:`_BaseBDL`.
+    and noise); :meth:`predict_distribution` the whole distribution.
     """
 
     _task = "regression"
@@ -365,11 +376,12 @@ class BDL(MultiOutputRegressorMixin, _BaseBDL):
 
 
 
+@_with_settings
 class BDLClassifier(ClassifierMixin, _BaseBDL):
     """Bayesian MLP classifier (categorical likelihood), trained by mean-field variational
-    inference. ``predict`` gives labels, ``predict_proba`` the mean class probabilities over
-    posterior draws, :meth:`predict_distribution` their mean and variance. Settings: see
-    :class:`_BaseBDL`.
+    inference or the linearised Laplace approximation. ``predict`` gives labels,
+    ``predict_proba`` the mean class probabilities over posterior draws,
+    :meth:`predict_distribution` their mean and variance.
     """
 
     _task = "classification"
