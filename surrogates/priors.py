@@ -24,8 +24,9 @@ hyperprior's own spread of log s (mode ``beta / (alpha + 1)``, variance ``trigam
 A point-mass hyperprior (``point_mass=s0``) fixes s and reproduces the direct prior exactly.
 
 *What each inference engine reads of a prior* (so that no engine branches on prior classes):
-the mean-field engines :meth:`Prior.kl` (autograd) or :meth:`Prior.meanfield_spec` (the
-batched trainer's closed forms, normal and Laplace); the Laplace engine
+the mean-field engines :meth:`Prior.kl` (autograd) or :meth:`Prior.meanfield_spec` (which
+closed form the batched trainer takes: the ``kl_members``, ``kl_gradient_factor`` and
+``add_kl_gradient_`` of :class:`NormalPrior` and :class:`LaplacePrior`, K members at once); the Laplace engine
 :meth:`Prior.neg_log_density_grad` (the MAP penalty and its gradient, K networks at once),
 :meth:`Prior.laplace_precision` (D at the MAP weights), :attr:`Prior.location` and
 :meth:`Prior.check_laplace`. :meth:`Prior.resolved` turns a point-mass hierarchical prior into
@@ -43,6 +44,8 @@ __all__ = ["LOG_2PI", "Prior", "NormalPrior", "LaplacePrior", "CauchyPrior", "DI
            "HierarchicalPrior", "make_prior"]
 
 LOG_2PI = math.log(2.0 * math.pi)
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 def _folded_normal_mean(mu, sigma):
@@ -165,6 +168,28 @@ class NormalPrior(_Direct):
     def meanfield_spec(self):
         return ("normal", self.loc, self.scale) if type(self) is NormalPrior else None
 
+    # -- the batched mean-field trainer's closed forms, K members at once ----------------------
+    @staticmethod
+    def kl_members(centred, sigma, scale):
+        """(K,) KL(q || p) of K members: :meth:`kl` row by row, from ``centred = mu - loc``
+        and ``sigma`` (K, P) and each member's scale (K, 1)."""
+        return (0.5 * ((sigma * sigma + centred * centred) / scale ** 2).sum(1)
+                - torch.log(sigma).sum(1) + centred.shape[1] * (torch.log(scale[:, 0]) - 0.5))
+
+    @staticmethod
+    def kl_gradient_factor(scale):
+        """The factor 1 / s^2 that the prior's part of dKL/d(mu, sigma) carries (numbers or
+        an array of the members' scales)."""
+        return 1.0 / scale ** 2
+
+    @staticmethod
+    def add_kl_gradient_(grad_mu, grad_sigma, centred, sigma, weight):
+        """Add ``weight`` times the prior's part of dKL / d(mu, sigma), in place:
+        (mu - loc) and sigma, the factor 1 / s^2 being in ``weight`` (see
+        :meth:`kl_gradient_factor`); the entropy's -1 / sigma is the trainer's own."""
+        grad_mu.addcmul_(centred, weight)
+        grad_sigma.addcmul_(sigma, weight)
+
     def neg_log_density_grad(self, w, layers=None):
         c = w - self.loc
         return 0.5 * (c * c).sum(1) / self.scale ** 2, c / self.scale ** 2
@@ -188,6 +213,33 @@ class LaplacePrior(_Direct):
 
     def meanfield_spec(self):
         return ("laplace", self.loc, self.scale) if type(self) is LaplacePrior else None
+
+    # -- the batched mean-field trainer's closed forms, K members at once ----------------------
+    @staticmethod
+    def kl_members(centred, sigma, scale):
+        """(K,) KL(q || p) of K members: :meth:`kl` row by row (``E_q|w - loc|`` the folded
+        normal mean), from ``centred = mu - loc`` and ``sigma`` (K, P) and each member's scale
+        (K, 1)."""
+        z = centred / sigma
+        e_abs = (sigma * math.sqrt(2.0 / math.pi) * torch.exp(-0.5 * z * z)
+                 + centred * torch.erf(z / math.sqrt(2.0)))
+        return (-(0.5 * (LOG_2PI + 1.0) + torch.log(sigma)).sum(1)
+                + centred.shape[1] * torch.log(2.0 * scale[:, 0]) + (e_abs / scale).sum(1))
+
+    @staticmethod
+    def kl_gradient_factor(scale):
+        """The factor 1 / s that the prior's part of dKL/d(mu, sigma) carries."""
+        return 1.0 / scale
+
+    @staticmethod
+    def add_kl_gradient_(grad_mu, grad_sigma, centred, sigma, weight):
+        """Add ``weight`` times the prior's part of dKL / d(mu, sigma), in place, with
+        z = (mu - loc) / sigma: erf(z / sqrt 2) and sqrt(2 / pi) exp(-z^2 / 2), the factor
+        1 / s being in ``weight`` (see :meth:`kl_gradient_factor`); the entropy's -1 / sigma
+        is the trainer's own."""
+        z = torch.div(centred, sigma)
+        grad_mu.addcmul_(torch.erf(z.mul(_SQRT_HALF)), weight)
+        grad_sigma.addcmul_(torch.exp(z.square_().mul_(-0.5)), weight, value=_SQRT_2_OVER_PI)
 
     def neg_log_density_grad(self, w, layers=None):
         """(at w = loc the gradient is 0)"""

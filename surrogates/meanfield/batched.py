@@ -15,7 +15,11 @@ is therefore written by hand, forward and backward, on preallocated buffers:
   each layer's mean and variance pre-activations of all K members are one ``baddbmm`` of the
   stacked [h, h^2] inputs; each layer's weight gradients of all K members are one ``bmm`` of
   the stacked [dL/dm, dL/dv] and [h, h^2]; its input gradients one more ``bmm``;
-* the KL gradients are closed-form, the optimiser is torch's fused Adam (``_fused_adam_``,
+* the KL and its gradients are the prior's closed forms for K members at once
+  (``kl_members``, ``kl_gradient_factor`` and ``add_kl_gradient_`` of
+  :class:`surrogates.priors.NormalPrior` and :class:`~surrogates.priors.LaplacePrior`: the
+  prior owns its math, the trainer only the entropy's part); the optimiser is torch's fused
+  Adam (``_fused_adam_``,
   one call per step for all members with the same learning rate at that step);
 * minibatch indices, weights, learning rates and the reparameterisation noise of a block of
   steps are prepared at once.
@@ -37,11 +41,15 @@ autograd fit by its random draws only; both optimise the same ELBO (tested stati
 ``history_`` per epoch: ``nll`` is the mean over the epoch's minibatches of the per-row
 negative log-likelihood (as the autograd trainer); ``kl`` is the KL at the end of the epoch
 (the autograd trainer averages it over the epoch's steps), and ``elbo`` combines the two.
+
+Imports: numpy, torch and :mod:`surrogates.priors`.
 """
 import math
 
 import numpy as np
 import torch
+
+from ..priors import DIRECT
 
 __all__ = ["LOG_2PI", "BLOCK_NUMBERS", "direct_prior", "Member", "init_means", "train"]
 
@@ -154,6 +162,7 @@ class _BatchedFit:
         if len(kinds) != 1:
             raise ValueError("one batched fit takes one prior family (normal or laplace)")
         self.kind = kinds.pop()
+        self.closed_form = DIRECT[self.kind]  # the prior class that owns the KL's closed forms
 
         self.gens = [torch.Generator().manual_seed(m.seed) for m in members]
         # [:, 0] means, [:, 1] rho (sigma = softplus)
@@ -193,8 +202,8 @@ class _BatchedFit:
         hyper_b = torch.tensor(noise_b / self.n_rows, dtype=f32).view(n_members, 1)  # / n
         self.mu, self.rho = theta[:, 0], theta[:, 1]
         self.step = _make_step(sizes, n_members, rows, theta, log_tau, self.grad, self.g_tau,
-                               self.loc, self.any_loc, self.kind, learn_noise, hyper, hyper_a,
-                               hyper_b)
+                               self.loc, self.any_loc, self.closed_form.add_kl_gradient_,
+                               learn_noise, hyper, hyper_a, hyper_b)
 
         # blocks of steps
         self.block = block = max(1, BLOCK_NUMBERS // (rows * units))
@@ -219,7 +228,7 @@ class _BatchedFit:
         self.member_rows = np.arange(n_members)
         # position of each of the S * B rows in its batch
         self.pad_w = np.tile(np.arange(batch_size), n_samples)
-        self.factor = 1.0 / self.scale ** 2 if self.kind == "normal" else 1.0 / self.scale
+        self.factor = self.closed_form.kl_gradient_factor(self.scale)
         self.adam_key = self.adam_args = None
 
     def kl_values(self):
@@ -231,15 +240,7 @@ class _BatchedFit:
             sigma = torch.nn.functional.softplus(self.rho)
             centred = self.mu - self.loc if self.any_loc else self.mu
             scale = torch.as_tensor(self.scale, dtype=f32).view(n_members, 1)
-            if self.kind == "normal":
-                kl = (0.5 * ((sigma * sigma + centred * centred) / scale ** 2).sum(1)
-                      - torch.log(sigma).sum(1) + self.n_params * (torch.log(scale[:, 0]) - 0.5))
-            else:
-                z = centred / sigma
-                e_abs = (sigma * math.sqrt(2.0 / math.pi) * torch.exp(-0.5 * z * z)
-                         + centred * torch.erf(z / math.sqrt(2.0)))
-                kl = (-(0.5 * (LOG_2PI + 1.0) + torch.log(sigma)).sum(1)
-                      + self.n_params * torch.log(2.0 * scale[:, 0]) + (e_abs / scale).sum(1))
+            kl = self.closed_form.kl_members(centred, sigma, scale)
             hyp = np.zeros(n_members)
             for i, m in enumerate(self.members):
                 if m.noise_prior is not None:
@@ -383,74 +384,79 @@ def _adam_groups(theta, log_tau, grad, g_tau, exp_avg, exp_avg_sq, step_t, activ
     return out
 
 
-def _make_step(sizes, K, SB, theta, log_tau, grad, g_tau, loc, any_loc, kind,
-               learn_noise, hyper, hyper_a, hyper_b):
-    """The gradient of -ELBO / n of all K members at one step, into ``grad`` ((K, 2, P):
-    means, rho) and ``g_tau``: a closure over preallocated buffers and their views (a view
-    costs as much as a small tensor operation), about 60 tensor calls per step."""
-    layers, P = _layers(sizes)
-    L, k = len(layers), sizes[-1]
+def _make_step(sizes, n_members, rows, theta, log_tau, grad, g_tau, loc, any_loc,
+               add_kl_gradient_, learn_noise, hyper, hyper_a, hyper_b):
+    """The gradient of -ELBO / n of all members at one step, into ``grad`` ((n_members, 2,
+    n_params): means, rho) and ``g_tau``: a closure over preallocated buffers and their views
+    (a view costs as much as a small tensor operation), about 60 tensor calls per step.
+    ``rows`` is the rows of one step (draws x batch rows); ``add_kl_gradient_`` the prior's
+    closed-form KL gradient (:meth:`surrogates.priors.NormalPrior.add_kl_gradient_`)."""
+    layers, n_params = _layers(sizes)
+    n_layers, n_out = len(layers), sizes[-1]
     f32 = torch.float32
-    mv = torch.empty(K, 2, P, dtype=f32)  # [:, 0] means, [:, 1] variances
-    sig = torch.empty(K, P, dtype=f32)
+    mv = torch.empty(n_members, 2, n_params, dtype=f32)  # [:, 0] means, [:, 1] variances
+    sig = torch.empty(n_members, n_params, dtype=f32)
     mu, rho = theta[:, 0], theta[:, 1]
     gmu, gsig = grad[:, 0], grad[:, 1]
     mv_mu, mv_var = mv[:, 0], mv[:, 1]
-    mv2, grad2 = mv.view(2 * K, P), grad.view(2 * K, P)
-    W, WT, bias, gW, gb = [], [], [], [], []
+    mv2, grad2 = mv.view(2 * n_members, n_params), grad.view(2 * n_members, n_params)
+    weights, weights_t, bias, gW, gb = [], [], [], [], []
     for a, o, i in layers:
-        W.append(mv2[:, a:a + o * i].unflatten(1, (o, i)))
-        WT.append(W[-1].transpose(1, 2))
+        weights.append(mv2[:, a:a + o * i].unflatten(1, (o, i)))
+        weights_t.append(weights[-1].transpose(1, 2))
         bias.append(mv2[:, a + o * i:a + o * i + o].unsqueeze(1))
         gW.append(grad2[:, a:a + o * i].unflatten(1, (o, i)))
         gb.append(grad2[:, a + o * i:a + o * i + o])
-    # per layer: out (K, 2, SB, o) [mean, variance]; h (K, 2, SB, o) [tanh, tanh^2] (hidden);
-    # G (K, 2, SB, o) [dL/dm, 2 dL/dv]; D (2K, SB, in) [G_0 W_mu, G_1 W_var]
-    outs = [torch.empty(K, 2, SB, o, dtype=f32) for _, o, _ in layers]
-    hs = [torch.empty(K, 2, SB, o, dtype=f32) for _, o, _ in layers[:-1]]
-    Gs = [torch.empty(K, 2, SB, o, dtype=f32) for _, o, _ in layers]
-    Ds = [torch.empty(2 * K, SB, i, dtype=f32) for _, _, i in layers]
-    ezs = [torch.empty(K, SB, o, dtype=f32) for _, o, _ in layers]
-    tmp = [torch.empty(K, SB, i, dtype=f32) for _, _, i in layers]
+    # per layer: out (n_members, 2, rows, o) [mean, variance]; h (n_members, 2, rows, o)
+    # [tanh, tanh^2] (hidden); grads (n_members, 2, rows, o) [dL/dm, 2 dL/dv]; input_grads
+    # (2 n_members, rows, in) [G_0 W_mu, G_1 W_var]
+    outs = [torch.empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers]
+    hs = [torch.empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers[:-1]]
+    Gs = [torch.empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers]
+    Ds = [torch.empty(2 * n_members, rows, i, dtype=f32) for _, _, i in layers]
+    ezs = [torch.empty(n_members, rows, o, dtype=f32) for _, o, _ in layers]
+    tmp = [torch.empty(n_members, rows, i, dtype=f32) for _, _, i in layers]
     # bmm into a strided view takes a slow per-matrix path (3-4x slower): a contiguous
     # buffer and a copy
-    gWc = [torch.empty(2 * K, o, i, dtype=f32) for _, o, i in layers]
-    # the first layer's: as (in, out) = x^T G, 1.4x (K = 1) to 3x (K = 24) faster than G^T x
+    gWc = [torch.empty(2 * n_members, o, i, dtype=f32) for _, o, i in layers]
+    # the first layer's: as (in, out) = x^T grads, 1.4x (1 member) to 3x (24) faster than
+    # grads^T x
     # for its thin input, then copied transposed
-    gW0t = torch.empty(2 * K, sizes[0], sizes[1], dtype=f32)
+    gW0t = torch.empty(2 * n_members, sizes[0], sizes[1], dtype=f32)
     gW0t_T = gW0t.transpose(1, 2)
     fwd = []
-    for l in range(L):
+    for l in range(n_layers):
         out = outs[l]
-        h_next = hs[l] if l < L - 1 else None
-        fwd.append((bias[l], WT[l], out.view(2 * K, SB, -1), out[:, 1], out[:, 0], ezs[l],
+        h_next = hs[l] if l < n_layers - 1 else None
+        fwd.append((bias[l], weights_t[l], out.view(2 * n_members, rows, -1), out[:, 1],
+                    out[:, 0], ezs[l],
                     None if h_next is None else h_next[:, 0],
                     None if h_next is None else h_next[:, 1],
-                    None if h_next is None else h_next.view(2 * K, SB, -1)))
+                    None if h_next is None else h_next.view(2 * n_members, rows, -1)))
     bwd = []
-    for l in range(L - 1, -1, -1):
-        G = Gs[l]
-        D = Ds[l].view(K, 2, SB, -1)
-        bwd.append((l, G[:, 0], G[:, 1], ezs[l], G.view(2 * K, SB, -1),
-                    G.view(2 * K, SB, -1).transpose(1, 2), gW[l], gWc[l], gb[l], W[l], Ds[l],
-                    D[:, 0], D[:, 1], tmp[l],
+    for l in range(n_layers - 1, -1, -1):
+        grads = Gs[l]
+        input_grads = Ds[l].view(n_members, 2, rows, -1)
+        bwd.append((l, grads[:, 0], grads[:, 1], ezs[l], grads.view(2 * n_members, rows, -1),
+                    grads.view(2 * n_members, rows, -1).transpose(1, 2), gW[l], gWc[l], gb[l],
+                    weights[l], Ds[l],
+                    input_grads[:, 0], input_grads[:, 1], tmp[l],
                     None if l == 0 else hs[l - 1][:, 0], None if l == 0 else hs[l - 1][:, 1],
-                    None if l == 0 else hs[l - 1].view(2 * K, SB, -1),
+                    None if l == 0 else hs[l - 1].view(2 * n_members, rows, -1),
                     None if l == 0 else Gs[l - 1][:, 0]))
-    r = torch.empty(K, SB, k, dtype=f32)
-    gr = torch.empty(K, SB, k, dtype=f32)
-    g_last = Gs[L - 1][:, 0]
+    residual = torch.empty(n_members, rows, n_out, dtype=f32)
+    weighted_sq = torch.empty(n_members, rows, n_out, dtype=f32)
+    g_last = Gs[n_layers - 1][:, 0]
     sub, mul, div, bmm, baddbmm, addcmul = (torch.sub, torch.mul, torch.div, torch.bmm,
                                             torch.baddbmm, torch.addcmul)
     softplus, tsum, tanh, exp = torch._C._nn.softplus, torch.sum, torch.tanh, torch.exp
-    erf, sigmoid = torch.erf, torch.sigmoid
-    rt2, c_pi = 1.0 / math.sqrt(2.0), math.sqrt(2.0 / math.pi)
+    sigmoid = torch.sigmoid
 
     def step(x_in, y, w, eps, kla, klc, gr_rec, tau_rec):
         softplus(rho, 1, 20, out=sig)
         mv_mu.copy_(mu)
         mul(sig, sig, out=mv_var)
-        # forward: [h, h^2] (2K, SB, in) -> [mean, variance] -> z -> [tanh z, tanh^2 z]
+        # forward: [h, h^2] (2K, rows, in) -> [mean, variance] -> z -> [tanh z, tanh^2 z]
         h = x_in
         for (b, wt, out2, var, z, ez, hn0, hn1, hn), e in zip(fwd, eps):
             baddbmm(b, h, wt, out=out2)
@@ -461,12 +467,12 @@ def _make_step(sizes, K, SB, theta, log_tau, grad, g_tau, loc, any_loc, kind,
                 tanh(z, out=hn0)
                 mul(hn0, hn0, out=hn1)
                 h = hn
-        # the likelihood: dL/df = w tau (f - y); dL/dlog tau = (sum w tau r^2 - 1) / 2
-        sub(z, y, out=r)
+        # the likelihood: dL/df = w tau (f - y); dL/dlog tau = (sum w tau residual^2 - 1) / 2
+        sub(z, y, out=residual)
         tau = exp(log_tau)
-        mul(r, w * tau.unsqueeze(1), out=g_last)
-        mul(g_last, r, out=gr)
-        tsum(gr, 1, out=gr_rec)
+        mul(residual, w * tau.unsqueeze(1), out=g_last)
+        mul(g_last, residual, out=weighted_sq)
+        tsum(weighted_sq, 1, out=gr_rec)
         tau_rec.copy_(log_tau)
         if learn_noise:
             sub(gr_rec, 1.0, out=g_tau)
@@ -492,13 +498,7 @@ def _make_step(sizes, K, SB, theta, log_tau, grad, g_tau, loc, any_loc, kind,
         # sigma: dL/dsigma = (2 dL/dv) sigma + KL'; then the chain rule to rho
         gsig.mul_(sig)
         c = sub(mu, loc) if any_loc else mu
-        if kind == "normal":  # KL' = (mu - loc) / s^2, sigma / s^2 - 1 / sigma
-            gmu.addcmul_(c, kla)
-            gsig.addcmul_(sig, kla)
-        else:  # laplace: KL' = erf(z / sqrt 2) / s, sqrt(2 / pi) exp(-z^2 / 2) / s - 1 / sigma
-            zz = div(c, sig)
-            gmu.addcmul_(erf(zz.mul(rt2)), kla)
-            gsig.addcmul_(exp(zz.square_().mul_(-0.5)), kla, value=c_pi)
+        add_kl_gradient_(gmu, gsig, c, sig, kla)  # the prior's part; the entropy's below
         gsig.sub_(div(klc, sig))
         gsig.mul_(sigmoid(rho))
 

@@ -320,3 +320,29 @@ def test_make_prior_reads_positions_keywords_and_dicts():
         with pytest.raises(ValueError) as info:
             make_prior(bad)
         assert str(info.value).startswith(message), str(info.value)
+
+
+@pytest.mark.parametrize("prior", [NormalPrior(0.3, 0.7), LaplacePrior(-0.2, 0.5)],
+                         ids=["normal", "laplace"])
+def test_the_batched_closed_forms_are_the_priors_kl_and_its_gradient(prior):
+    """The batched mean-field trainer reads the KL and its gradient from the prior
+    (``kl_members``, ``kl_gradient_factor``, ``add_kl_gradient_``): for K members at once they
+    must equal :meth:`kl` row by row, and the gradient autograd's of that KL, less the
+    entropy's -1 / sigma that the trainer adds itself."""
+    torch.manual_seed(0)
+    K, P = 3, 17
+    mu = torch.randn(K, P, dtype=torch.float64)
+    sigma = torch.rand(K, P, dtype=torch.float64) * 0.8 + 0.05
+    scale = torch.full((K, 1), prior.scale, dtype=torch.float64)
+    closed = type(prior)
+    kl = closed.kl_members(mu - prior.loc, sigma, scale)
+    rows = [prior.kl(mu[i], sigma[i]) for i in range(K)]
+    assert torch.allclose(kl, torch.stack(rows), rtol=1e-12)
+
+    m, s = mu.clone().requires_grad_(), sigma.clone().requires_grad_()
+    sum(prior.kl(m[i], s[i]) for i in range(K)).backward()
+    weight = torch.full((K, 1), closed.kl_gradient_factor(prior.scale), dtype=torch.float64)
+    g_mu, g_sigma = torch.zeros(K, P, dtype=torch.float64), torch.zeros(K, P, dtype=torch.float64)
+    closed.add_kl_gradient_(g_mu, g_sigma, mu - prior.loc, sigma, weight)
+    assert torch.allclose(g_mu, m.grad, rtol=1e-10, atol=1e-12)
+    assert torch.allclose(g_sigma - 1.0 / sigma, s.grad, rtol=1e-10, atol=1e-12)

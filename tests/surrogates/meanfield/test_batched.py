@@ -9,6 +9,7 @@ import torch
 
 from surrogates import BDL, BDLClassifier, fit_many
 from surrogates.meanfield import batched as mb
+from surrogates.priors import DIRECT
 
 
 def data(n, seed=0, d=2):
@@ -62,9 +63,10 @@ def test_hand_written_gradient_matches_autograd(kind):
     # the batched step, on the same draws
     grad, g_tau = torch.zeros_like(theta), torch.zeros_like(log_tau)
     x_in = torch.stack([X, X * X], 1).reshape(2 * K, B, 3)  # the minibatch's [x, x^2]
-    factor = 1.0 / scale ** 2 if kind == "normal" else 1.0 / scale
-    step = mb._make_step(sizes, K, B, theta, log_tau.clone(), grad, g_tau, loc, True, kind,
-                         True, False, None, None)
+    closed = DIRECT[kind]  # the prior class owns the closed forms the step takes
+    factor = closed.kl_gradient_factor(scale)
+    step = mb._make_step(sizes, K, B, theta, log_tau.clone(), grad, g_tau, loc, True,
+                         closed.add_kl_gradient_, True, False, None, None)
     step(x_in, Y, w, eps, klc * factor, klc, torch.empty(K, 2), torch.empty(K, 2))
     torch.testing.assert_close(grad, th.grad, rtol=1e-4, atol=1e-6)
     torch.testing.assert_close(g_tau, lt.grad, rtol=1e-4, atol=1e-6)
