@@ -3,7 +3,9 @@ import pathlib
 import tempfile
 
 #: The sizes each example runs at during the build (seconds each on 2 cores); a user running a
-#: script gets its own defaults, which its ``--help`` states.
+#: script gets its own defaults, which its ``--help`` states. The tests run the same scripts
+#: at smaller sizes still (``TINY`` in tests/examples/test_examples.py): they check that each
+#: runs and prints its answer, where the build's sizes must give figures worth looking at.
 GALLERY_ARGS = {
     "plot_fe_convergence.py": ["--levels", "3"],
     "plot_own_model_correlated.py": ["--n", "4096"],
