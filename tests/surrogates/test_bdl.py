@@ -270,3 +270,19 @@ def test_bdl_validation_with_a_one_dimensional_target():
     # per-point validation error of a fitted line (comparing every point with every
     # prediction, as a (n, n) broadcast would, gives ~0.9 here)
     assert max(m.history_["val_rmse"]) < 0.3
+
+
+def test_asking_for_cuda_says_it_was_measured_slower_than_the_cpu():
+    """A user who asks for the GPU must not get a slower fit without a word: mean-field
+    training on cuda was measured slower than the CPU at every size tried (issue 28)."""
+    import warnings
+
+    from surrogates.bdl.settings import GPU_MEASURED, SlowDeviceWarning, check_settings
+
+    with pytest.warns(SlowDeviceWarning, match="slower on cuda than on the CPU") as record:
+        check_settings(BDL(device="cuda"))
+    assert GPU_MEASURED in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_settings(BDL(device="cpu"))
+        check_settings(BDL(device="cpu", inference="laplace"))
