@@ -29,7 +29,8 @@ __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_
            "SIGNAL_POLL", "interrupt_guard", "check_interrupt", "iter_completed",
            "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS", "check_picklable",
            "local_executor", "release_workers", "stop_executor", "WORKER_GRACE",
-           "MissingDependencyError", "DASK_INSTALL", "dask_client_class", "make_executor"]
+           "MissingDependencyError", "DASK_CONNECT_SECONDS", "DASK_INSTALL",
+           "dask_client_class", "make_executor"]
 
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -349,6 +350,8 @@ class MissingDependencyError(ImportError):
     says how to install it."""
 
 
+#: Seconds to wait for a Dask scheduler to answer before the address is refused.
+DASK_CONNECT_SECONDS = 30
 #: How to install uqkit's optional Dask support.
 DASK_INSTALL = 'pip install "uqkit[dask]"'
 
@@ -394,7 +397,7 @@ def make_executor(kind="local", workers=None, address=None, code_key=None):
         Client = dask_client_class()
         own = not isinstance(address, Client)
         try:
-            client = Client(address, timeout=30) if own else address
+            client = Client(address, timeout=DASK_CONNECT_SECONDS) if own else address
         except OSError as exc:
             raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
         try:

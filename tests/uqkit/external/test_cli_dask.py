@@ -1,0 +1,87 @@
+"""``uqkit run CONFIG.toml --dask ADDRESS`` against a real cluster: a ``dask scheduler`` and
+``dask worker`` processes started from the shell, as the guide's propagation page tells a
+user to. The runs through the cluster must equal the local pool's, row for row."""
+import csv
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from uqkit.cli import main
+
+from .test_cli_run import _study
+
+distributed = pytest.importorskip("distributed")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """A scheduler and two single-threaded worker processes on this machine; their
+    address."""
+    dask = shutil.which("dask") or pytest.skip("the dask command is not installed")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    logs = open(tmp_path / "cluster.log", "w")
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port",
+                               address.rsplit(":", 1)[1], "--no-dashboard"],
+                              stdout=logs, stderr=subprocess.STDOUT)]
+    try:
+        procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2",
+                                       "--nthreads", "1", "--no-dashboard"],
+                                      stdout=logs, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 120
+        while True:  # the scheduler may not listen yet: retry until the workers are in
+            try:
+                with distributed.Client(address, timeout=5) as client:
+                    client.wait_for_workers(2, timeout=max(1, deadline - time.monotonic()))
+                break
+            except (OSError, TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        logs.close()
+
+
+def _rows(path):
+    with open(path) as fh:
+        return [{k: v for k, v in r.items()} for r in csv.DictReader(fh)]
+
+
+def test_uqkit_run_on_an_external_dask_cluster_equals_the_local_pool(tmp_path, cluster, capsys):
+    config = _study(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "dask"), "--dask", cluster,
+                 "--no-progress"]) == 0
+    assert main(["run", str(config), "--out", str(tmp_path / "local"), "--workers", "2",
+                 "--no-progress"]) == 0
+    on_dask, local = _rows(tmp_path / "dask" / "runs.csv"), _rows(tmp_path / "local" / "runs.csv")
+    assert len(on_dask) == 64 and on_dask == local
+    assert capsys.readouterr().out.count("64 runs: 64 ok, 0 failed") == 2
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch):
+    from uqkit.execution import executors
+
+    monkeypatch.setattr(executors, "DASK_CONNECT_SECONDS", 2)  # not the default 30 s wait
+    config = _study(tmp_path)
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    code = main(["run", str(config), "--out", str(tmp_path / "out"), "--dask", address,
+                 "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and address in err[0], err
