@@ -2,7 +2,8 @@
 
 The package in layers; each imports only from the layers above it::
 
-    uqkit.validation         one set of argument checks (numpy only)
+    uqkit.validation,        one set of argument checks (numpy only); what the installed
+    uqkit.dependencies       packages can do (numpoly with this NumPy)
     uqkit.inputs             random inputs, distributions, copulas, sampling, u <-> x maps
     uqkit.execution          models, executors (cores, Dask), propagate, stores, caches
     uqkit.statistics,        analyses of a model's runs: moments and intervals, Sobol'

@@ -45,7 +45,11 @@ from dataclasses import dataclass
 import chaospy
 import numpy as np
 
+from ..dependencies import check_numpoly_numpy
+
 __all__ = ["EULER_GAMMA", "Family", "FAMILIES", "parse_distribution"]
+
+check_numpoly_numpy()  # chaospy's numpoly must work with this NumPy: else say what to install
 
 EULER_GAMMA = 0.5772156649015329
 

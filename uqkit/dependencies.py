@@ -1,0 +1,56 @@
+"""Checks that the installed third-party packages can do what uqkit asks of them, with a
+message that says what to install where they cannot.
+
+*numpoly and NumPy 2.4.* chaospy builds its polynomials on numpoly. numpoly releases before
+1.3.9 (among them 1.2.14, its last wheel, and 1.3.0-1.3.8) pass ``newshape=`` to
+``numpy.reshape``, which NumPy 2.4 removed; chaospy then fails at its first expectation with
+"reshape() got an unexpected keyword argument 'newshape'". numpoly 1.3.9 fixes it but is
+published only as source, which pip compiles with a C compiler; on a machine without one, pip
+stops at "Failed building wheel for numpoly", and with ``--prefer-binary`` or
+``--only-binary`` it installs numpoly 1.2.14 beside NumPy 2.4, the broken pair. The remedies,
+measured in clean venvs (docs/install.md): numpoly >= 1.3.9 where a compiler is present, or
+the ``no-compiler`` extra (``numpy<2.4`` and ``numpoly<1.3``) where none is.
+
+Imports: the standard library; numpoly when the check runs.
+"""
+import warnings
+from importlib import metadata
+
+__all__ = ["NO_COMPILER_INSTALL", "check_numpoly_numpy"]
+
+#: The install of uqkit for a machine without a C compiler.
+NO_COMPILER_INSTALL = 'pip install -c constraints.txt -e ".[no-compiler]"'
+
+
+def _version(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def check_numpoly_numpy():
+    """Raise ImportError, saying what to install, where numpoly cannot work with the installed
+    NumPy (see the module docstring). The check makes the call that fails (about a
+    millisecond), so any numpoly that works passes, whatever its version number.
+
+    >>> check_numpoly_numpy()  # this environment's numpoly and NumPy work together
+    """
+    import numpoly
+
+    try:
+        with warnings.catch_warnings():  # NumPy 2.1-2.3 only warn about 'newshape'
+            warnings.simplefilter("ignore", DeprecationWarning)
+            numpoly.reshape(numpoly.variable(1), (1,))
+    except TypeError as error:
+        if "newshape" not in str(error):
+            raise
+        raise ImportError(
+            f"numpoly {_version('numpoly')}, the polynomial library under chaospy, does not "
+            f"work with NumPy {_version('numpy')}: numpoly releases before 1.3.9 pass "
+            "numpy.reshape a 'newshape' argument that NumPy 2.4 removed, so chaospy would fail "
+            "at its first expectation. numpoly 1.3.9, which fixes this, is published only as "
+            "source (pip compiles it), so pip takes the old wheel when told to prefer or use "
+            "only wheels. Install one of: with a C compiler (gcc or clang; on Windows, the "
+            "Microsoft C++ Build Tools): pip install \"numpoly>=1.3.9\"; without one: "
+            f"{NO_COMPILER_INSTALL} (numpy<2.4 and numpoly<1.3)") from error
