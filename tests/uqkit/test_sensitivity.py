@@ -1,6 +1,7 @@
 """Sobol' indices against closed forms (Ishigami, Sobol' G, polynomials, a Nataf pair)."""
 import json
 import math
+import time
 import warnings
 
 import chaospy
@@ -261,3 +262,592 @@ def test_store_reloads_instead_of_recomputing(tmp_path):
                       store=tmp_path)
     assert SOBOL_CALLS["rows"] == 1024 and np.array_equal(a.first_ci, b.first_ci)
     assert (tmp_path / "sobol" / "manifest.json").exists()
+
+
+# -- the estimators' plumbing, each against a direct computation (fast: n <= 256, serial) ------
+
+# mutmut runs every function of the mutated module through a trampoline, one more frame
+# between a warning and its caller: the warnings' stacklevel is checked outside mutmut only
+TRAMPOLINED = hasattr(sobol_indices, "__wrapped__")
+
+
+def two_normals():
+    return RandomInputs.from_spec({"x1": "normal(0, 1)", "x2": "normal(0, 1)"})
+
+
+def linear_1_2(X):
+    return X[:, 0] + 2 * X[:, 1]
+
+
+def bootstrap_by_loop(fA, fB, fAB, n, bootstrap, level, seed):
+    """Percentile bootstrap of the pick-freeze estimates, resampling the n base rows (A, B
+    and every AB_i together) with the documented generator default_rng([seed, 1])."""
+    rng = np.random.default_rng([seed, 1])
+    bf, bt = [], []
+    for _ in range(bootstrap):
+        idx = rng.integers(0, n, n)
+        f, t = saltelli_estimates(fA[idx], fB[idx], fAB[:, idx])
+        bf.append(f)
+        bt.append(t)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    return np.quantile(bf, q, axis=0), np.quantile(bt, q, axis=0)
+
+
+def test_saltelli_indices_and_intervals_against_a_direct_computation():
+    """sobol_indices on the design of pick_freeze_design: the estimates are
+    saltelli_estimates of the split outputs, and the intervals the percentile bootstrap over
+    the base rows with default_rng([seed, 1]), quantiles (1 -+ level) / 2."""
+    from uqkit.inputs.transforms import unit_to_x
+    from uqkit.sensitivity import pick_freeze_design
+
+    inputs, n, d, seed, level = two_normals(), 64, 2, 3, 0.8
+
+    def f(X):
+        return np.column_stack([X[:, 0] + 2 * X[:, 1] + X[:, 0] * X[:, 1], X[:, 1] ** 2])
+
+    res = sobol_indices(f, inputs, n=n, seed=seed, bootstrap=25, level=level,
+                        executor="serial")
+    P = pick_freeze_design(d, n, seed)
+    Y = f(unit_to_x(inputs, P))
+    fA, fB, fAB = Y[:n], Y[n:2 * n], Y[2 * n:].reshape(d, n, 2)
+    first, total = saltelli_estimates(fA, fB, fAB)
+    np.testing.assert_allclose(res.first, first, rtol=1e-12)
+    np.testing.assert_allclose(res.total, total, rtol=1e-12)
+    fci, tci = bootstrap_by_loop(fA, fB, fAB, n, 25, level, seed)
+    np.testing.assert_allclose(res.first_ci, fci, rtol=1e-12)
+    np.testing.assert_allclose(res.total_ci, tci, rtol=1e-12)
+    assert res.n == n and res.method == "saltelli" and res.level == level
+    assert res.model_runs == (d + 2) * n and res.first_band is None and res.band_level is None
+
+
+def test_pick_freeze_design_rows():
+    """[A; B; AB_1; ...; AB_d]: AB_i is A with column i from B; A and B are the halves of
+    scipy's scrambled (n, 2d) Sobol' design of the same seed. n must be a power of two."""
+    from scipy.stats import qmc
+    from uqkit.sensitivity import pick_freeze_design
+
+    d, n = 3, 8
+    P = pick_freeze_design(d, n, 4)
+    ref = qmc.Sobol(d=2 * d, scramble=True, seed=4).random(n)
+    A, B = ref[:, :d], ref[:, d:]
+    assert P.shape == ((d + 2) * n, d)
+    np.testing.assert_array_equal(P[:n], A)
+    np.testing.assert_array_equal(P[n:2 * n], B)
+    for i in range(d):
+        expected = A.copy()
+        expected[:, i] = B[:, i]
+        np.testing.assert_array_equal(P[(2 + i) * n:(3 + i) * n], expected)
+    for m in range(1, 70):
+        power = m & (m - 1) == 0
+        if power:
+            assert pick_freeze_design(2, m, 0).shape == (4 * m, 2)
+        else:
+            with pytest.raises(ValueError, match=f"got n={m}; use n={1 << (m - 1).bit_length()} "
+                                                 f"or {1 << ((m - 1).bit_length() - 1)}$"):
+                pick_freeze_design(2, m, 0)
+    with pytest.raises(ValueError, match="n must be a power of two for the pick-freeze "
+                                         "estimators, got n=6; use n=8 or 4"):
+        pick_freeze_design(2, 6, 0)
+
+
+def test_sobol_design_warns_off_powers_of_two_at_the_callers_line():
+    from uqkit.sensitivity import _sobol_design
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for m in (1, 2, 16, 64):
+            assert _sobol_design(2, m, 0).shape == (m, 2)
+    with pytest.warns(UserWarning) as rec:
+        sobol_indices(linear_1_2, two_normals(), n=48, bootstrap=0, method="pce", order=1,
+                      executor="serial")
+    assert str(rec[0].message) == ("n=48 is not a power of two: the Sobol' design loses its "
+                                   "balance properties; use n=64 or 32")
+    assert (TRAMPOLINED or rec[0].filename == __file__) and len(rec) == 1
+
+
+def test_pce_design_follows_the_seed():
+    a = sobol_indices(polynomial, polynomial_inputs(), n=64, seed=2, bootstrap=0, method="pce",
+                      order=1, executor="serial")
+    b = sobol_indices(polynomial, polynomial_inputs(), n=64, seed=2, bootstrap=0, method="pce",
+                      order=1, executor="serial")
+    c = sobol_indices(polynomial, polynomial_inputs(), n=64, seed=3, bootstrap=0, method="pce",
+                      order=1, executor="serial")
+    np.testing.assert_array_equal(a.first, b.first)
+    assert a.info["loo_error"] != c.info["loo_error"]
+    # the order asked for, not the default (2 for 64 runs of 3 inputs: C(2 + 3, 3) <= 16)
+    assert a.info["order"] == 1 and a.info["terms"] == 4
+
+
+def test_defaults_seed_bootstrap_executor_and_the_runner_settings(tmp_path, capsys):
+    """The defaults (seed 0, 200 resamples, executor "local") give the explicit calls'
+    numbers; workers=1 runs a local executor in this process (an unpicklable model works);
+    the store's manifest records the analysis settings; no progress output by default."""
+    inputs = two_normals()
+    f = lambda X: X[:, 0] + 2 * X[:, 1]  # noqa: E731 - unpicklable on purpose
+    a = sobol_indices(f, inputs, n=16, workers=1)
+    b = sobol_indices(f, inputs, n=16, seed=0, bootstrap=200, executor="serial")
+    np.testing.assert_array_equal(a.first_ci, b.first_ci)
+    assert capsys.readouterr().err == ""
+    sobol_indices(f, inputs, n=16, bootstrap=0, executor="serial", progress=True)
+    assert "propagate" in capsys.readouterr().err  # progress=True shows the runs' progress
+    IN_PROCESS.clear()
+    sobol_indices(recorded_linear, inputs, n=16, bootstrap=0, workers=1)
+    assert sum(IN_PROCESS) == 64  # one local worker: the runs happen in this process
+    sobol_indices(linear_1_2, inputs, n=16, seed=3, bootstrap=0, method="pce", order=1,
+                  executor="serial", store=tmp_path, chunk_size=8)
+    manifest = json.loads((tmp_path / "sobol" / "manifest.json").read_text())
+    settings = manifest["settings"]
+    assert {k: settings[k] for k in ("analysis", "method", "seed", "chunk_size")} == {
+        "analysis": "sobol", "method": "pce", "seed": 3, "chunk_size": 8}
+    with pytest.raises(ValueError, match="address"):  # a Dask address is used, not ignored
+        sobol_indices(linear_1_2, inputs, n=16, bootstrap=0, executor="serial", dask="")
+    # no seed: a fresh design each call, and no error
+    r = sobol_indices(f, inputs, n=16, seed=None, bootstrap=20, executor="serial")
+    assert r.first.shape == (2,)
+
+
+IN_PROCESS = []
+
+
+def recorded_linear(X):
+    IN_PROCESS.append(len(X))
+    return X[:, 0] + 2 * X[:, 1]
+
+
+class Named:
+    """A model with output names (picked up by the result)."""
+
+    output_names = ("sum", "first")
+
+    def __call__(self, X):
+        return np.column_stack([X[:, 0] + 2 * X[:, 1], X[:, 0]])
+
+
+def test_output_names_and_wall_time():
+    res = sobol_indices(Named(), two_normals(), n=32, bootstrap=0, executor="serial")
+    assert res.output_names == ("sum", "first") and res.first.shape == (2, 2)
+
+    t0 = time.perf_counter()
+    res = sobol_indices(linear_1_2, two_normals(), n=32, bootstrap=0, executor="serial")
+    assert 0 < res.seconds <= time.perf_counter() - t0
+
+
+def test_bootstrap_zero_gives_nan_intervals_of_the_indices_shape():
+    res = sobol_indices(linear_two, two_normals(), n=16, bootstrap=0, executor="serial")
+    for ci in (res.first_ci, res.total_ci):
+        assert ci.shape == (2, 2, 2) and ci.dtype == float and np.isnan(ci).all()
+
+
+def test_common_argument_checks():
+    inputs = two_normals()
+    for kwargs, match in (({"bootstrap": -1}, "bootstrap must be an integer >= 0, got "
+                                              "bootstrap=-1"),
+                          ({"bootstrap": 1}, r"bootstrap must be 0 \(no intervals\) or >= 20 "
+                                             r"resamples, got bootstrap=1$"),
+                          ({"bootstrap": 19}, "bootstrap=19"),
+                          ({"seed": -1}, "seed must be an integer >= 0, got seed=-1")):
+        with pytest.raises(ValueError, match=match):
+            sobol_indices(linear_1_2, inputs, n=16, executor="serial", **kwargs)
+        with pytest.raises(ValueError, match=match):
+            sobol_indices_surrogate(LinearSurrogate(), inputs, n=16, **kwargs)
+    assert sobol_indices(linear_1_2, inputs, n=16, bootstrap=20, executor="serial"
+                         ).first_ci.shape == (2, 2)
+
+
+def test_outputs_of_the_wrong_shape_are_refused():
+    P = np.random.default_rng(0).random((16, 2))
+    for Y, shape in ((np.zeros(15), r"\(15, 1\)"), (np.zeros((16, 2, 1)), r"\(16, 2, 1\)"),
+                     (np.zeros((2, 16)), r"\(2, 16\)")):
+        with pytest.raises(ValueError, match=f"the model returned outputs of shape {shape} for "
+                                             r"16 rows; expected \(16,\) or \(16, k\)"):
+            pce_indices(P, Y, two_normals(), order=1)
+    # a list of integers is read as floats
+    first, total, *_ = pce_indices(P, [int(v) for v in (10 * P[:, 0]).round()], two_normals(),
+                                   order=1)
+    assert first.shape == (2, 1) and first[0, 0] > 0.9
+
+
+def test_default_pce_order_is_the_largest_with_a_quarter_of_the_runs():
+    """The largest total degree p <= 8 whose C(p + d, d) terms are at most m / 4 (at
+    least 1)."""
+    from uqkit.sensitivity import _default_order
+
+    for d in (1, 2, 3, 5):
+        for m in (8, 16, 40, 41, 100, 1000, 10 ** 6):
+            fits = [p for p in range(1, 9) if math.comb(p + d, d) <= m / 4]
+            assert _default_order(d, m) == max(fits, default=1), (d, m)
+
+
+def test_pce_in_rosenblatt_variables_is_orthonormal_for_the_standard_normal():
+    """Correlated normals, y = z1^2 + z2 in their Rosenblatt variables z (independent
+    standard normals): V(z1^2) = 2, V(z2) = 1, so S = ST = (2/3, 1/3) exactly with an order-2
+    PCE in z; points on the cube's faces (0 or 1) are clipped to finite z."""
+    from scipy import special
+
+    rho = 0.5
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"}).with_copula(
+        "nataf", [[1, rho], [rho, 1]])
+    P = np.random.default_rng(1).random((200, 2))
+    P[0] = [0.0, 1.0]
+    P[1] = [1.0, 0.0]
+    Z = special.ndtri(np.clip(P, 1e-16, 1 - 1e-16))
+    Y = Z[:, 0] ** 2 + Z[:, 1]
+    first, total, _, _, info = pce_indices(P, Y, inputs, order=2)
+    assert info["space"] == "rosenblatt-normal"
+    np.testing.assert_allclose(first[:, 0], [2 / 3, 1 / 3], atol=1e-8)
+    np.testing.assert_allclose(total[:, 0], [2 / 3, 1 / 3], atol=1e-8)
+    _, _, _, _, info = pce_indices(P, P[:, 0], RandomInputs.from_spec(
+        {"a": "uniform(0, 1)", "b": "uniform(0, 1)"}), order=1)
+    assert info["space"] == "inputs"
+
+
+class LinearSurrogate:
+    """predict only: x1 + 2 x2 (S = (0.2, 0.8) for standard normal inputs)."""
+
+    def predict(self, X):
+        return X[:, 0] + 2 * X[:, 1]
+
+
+class RecordingDraws(DrawSurrogate):
+    """DrawSurrogate whose predict_distribution also takes ``levels`` and records its
+    keyword arguments."""
+
+    output_names = ("y",)
+
+    def predict_distribution(self, X, n_samples, return_samples=False, levels=(0.9,)):
+        self.kwargs = dict(n_samples=n_samples, return_samples=return_samples, levels=levels)
+        return super().predict_distribution(X, n_samples, return_samples)
+
+
+def test_surrogate_indices_against_a_direct_computation():
+    """The mean's indices and intervals as for a model (seed 0, default_rng([0, 1])); the
+    band: quantiles (1 -+ band) / 2 of each draw's pick-freeze estimates; defaults seed 0,
+    100 draws, 200 resamples."""
+    from uqkit.inputs.transforms import unit_to_x
+    from uqkit.sensitivity import pick_freeze_design
+
+    inputs, n, d, band = two_normals(), 64, 2, 0.8
+    c = 1 + 0.3 * np.random.default_rng(0).standard_normal(120)
+    sur = RecordingDraws(c)
+    res = sobol_indices_surrogate(sur, inputs, n=n, function_draws=30, bootstrap=20,
+                                  band=band)
+    assert sur.kwargs == {"n_samples": 30, "return_samples": True, "levels": ()}
+    X = unit_to_x(inputs, pick_freeze_design(d, n, 0))
+    draws = X[None, :, 0] + c[:30, None] * X[None, :, 1]
+    mean = draws.mean(0)[:, None]
+    fA, fB, fAB = mean[:n], mean[n:2 * n], mean[2 * n:].reshape(d, n, 1)
+    first, total = saltelli_estimates(fA, fB, fAB)
+    np.testing.assert_allclose(res.first, first[:, 0], rtol=1e-12)
+    fci, tci = bootstrap_by_loop(fA, fB, fAB, n, 20, 0.95, 0)
+    np.testing.assert_allclose(res.first_ci, fci[..., 0], rtol=1e-12)
+    np.testing.assert_allclose(res.total_ci, tci[..., 0], rtol=1e-12)
+    est = [saltelli_estimates(s[:n, None], s[n:2 * n, None], s[2 * n:].reshape(d, n, 1))
+           for s in draws]
+    q = [(1 - band) / 2, (1 + band) / 2]
+    np.testing.assert_allclose(res.first_band, np.quantile([e[0] for e in est], q, axis=0)[
+        ..., 0], rtol=1e-12)
+    np.testing.assert_allclose(res.total_band, np.quantile([e[1] for e in est], q, axis=0)[
+        ..., 0], rtol=1e-12)
+    assert res.band_level == band and res.n == n and res.output_names == ("y",)
+    assert res.info == {"function_draws": 30, "surrogate": "RecordingDraws",
+                        "predictions": (d + 2) * n}
+    default = sobol_indices_surrogate(RecordingDraws(c), inputs, n=n)
+    explicit = sobol_indices_surrogate(RecordingDraws(c), inputs, n=n, seed=0,
+                                       function_draws=100, bootstrap=200)
+    np.testing.assert_array_equal(default.first_ci, explicit.first_ci)
+    np.testing.assert_array_equal(default.total_band, explicit.total_band)
+    assert default.info["function_draws"] == 100
+
+
+class TwoOutputDraws:
+    """Draws of two outputs, (S, m, 2), as plain integer-valued lists: f1 = x1 + c x2 and
+    f2 = c x1."""
+
+    def predict_distribution(self, X, n_samples, return_samples=True):
+        c = np.arange(1, n_samples + 1)
+        s = np.stack([np.column_stack([X[:, 0] + k * X[:, 1], k * X[:, 0]]) for k in c])
+        return type("Pred", (), {"mean": s.mean(0), "samples": s.round().astype(int).tolist()})()
+
+    def predict(self, X):
+        return np.column_stack([X[:, 0], X[:, 1]])
+
+
+def test_surrogate_band_of_two_outputs_and_refusals():
+    res = sobol_indices_surrogate(TwoOutputDraws(), two_normals(), n=32, function_draws=4,
+                                  bootstrap=0)
+    assert res.first_band.shape == res.total_band.shape == (2, 2, 2)
+    assert np.all(res.total_band[0] <= res.total_band[1])
+    # round(c x1) does not depend on x2 in any draw: x2's total index is 0 in every draw
+    assert np.all(res.total_band[:, 1, 1] == 0) and np.all(res.total_band[:, 0, 1] > 0.9)
+
+    class NoSamples:
+        def predict_distribution(self, X, n_samples, return_samples=True):
+            return type("Pred", (), {"mean": X[:, 0]})()
+
+    with pytest.raises(ValueError, match=r"^NoSamples\.predict_distribution\(\.\.\., "
+                                         r"return_samples=True\) gave no \.samples of function "
+                                         r"draws; pass function_draws=0 for the indices of the "
+                                         r"mean alone$"):
+        sobol_indices_surrogate(NoSamples(), two_normals(), n=16)
+    for kwargs, match in (({"function_draws": -1}, "function_draws must be an integer >= 0, "
+                                                   "got function_draws=-1"),
+                          ({"band": 1.0}, r"band must be a finite number in \(0\.0, 1\.0\), "
+                                          r"got band=1\.0")):
+        with pytest.raises(ValueError, match=match):
+            sobol_indices_surrogate(TwoOutputDraws(), two_normals(), n=16, **kwargs)
+    res = sobol_indices_surrogate(TwoOutputDraws(), two_normals(), n=16, function_draws=0,
+                                  bootstrap=0)
+    assert res.first_band is None and res.band_level is None
+    assert res.info["function_draws"] == 0
+
+
+def test_surrogate_without_draws_warns_at_the_callers_line():
+    with pytest.warns(UserWarning) as rec:
+        res = sobol_indices_surrogate(LinearSurrogate(), two_normals(), n=16, bootstrap=0)
+    assert str(rec[0].message) == (
+        "LinearSurrogate draws no posterior functions (predict_distribution(X, n_samples=S, "
+        "return_samples=True)): no epistemic band, the indices of its predict() only")
+    assert TRAMPOLINED or rec[0].filename == __file__
+    assert res.info == {"function_draws": 0, "surrogate": "LinearSurrogate", "predictions": 64}
+    assert res.model_runs == 0 and res.n == 16 and res.total_band is None
+
+
+def call_warn_inconsistent(res):
+    """Stands for the analysis function: _warn_inconsistent's warnings name its caller."""
+    _warn_inconsistent(res)
+
+
+def test_inconsistency_warnings_in_full():
+    """Two outputs: the messages name the output; a first-order lower bound equal to the
+    total's upper bound, or an upper bound of exactly 0, is not (yet) a contradiction."""
+    first = np.array([[0.6, 0.1], [0.2, -0.2]])
+    total = np.array([[0.3, 0.2], [0.3, 0.1]])
+    first_ci = np.array([[[0.55, 0.05], [0.1, -0.3]], [[0.65, 0.15], [0.25, 0.0]]])
+    total_ci = np.array([[[0.25, 0.1], [0.2, 0.05]], [[0.35, 0.3], [0.4, 0.15]]])
+    res = SobolResult(("a", "b"), first, total, first_ci, total_ci, 10, 16, "saltelli", 0.9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call_warn_inconsistent(res)
+    assert [str(w.message) for w in caught] == [
+        "first-order index of 'a' of output 0 (0.6, 90% CI [0.55, 0.65]) exceeds its total "
+        "index (0.3, CI [0.25, 0.35]) beyond the intervals: n=16 is too small"]
+    assert all(w.category is UserWarning for w in caught)
+    assert TRAMPOLINED or all(w.filename == __file__ for w in caught)
+    total_ci[1, 1, 1] = -0.01
+    total[1, 1] = -0.05
+    first_ci[1, 1, 1] = -0.02
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call_warn_inconsistent(res)
+    assert TRAMPOLINED or all(w.filename == __file__ for w in caught)
+    assert [str(w.message) for w in caught][1:] == [
+        "first-order index of 'b' of output 1 is negative (-0.2, 90% CI [-0.3, -0.02]): n=16 is "
+        "too small",
+        "total index of 'b' of output 1 is negative (-0.05, 90% CI [0.05, -0.01]): n=16 is too "
+        "small"]
+    one = SobolResult(("a",), np.array([0.5]), np.array([0.4]), np.array([[0.45], [0.6]]),
+                      np.array([[0.3], [0.45]]), 10, 16, "saltelli", 0.95)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warn_inconsistent(one)  # 0.45 > 0.45 is false
+    assert caught == []
+
+
+def test_to_dict_lists_arrays_and_nones_nans():
+    res = SobolResult(("a", "b"), np.array([0.2, np.nan]), np.array([0.3, np.inf]),
+                      np.full((2, 2), np.nan), np.array([[0.1, 0.2], [0.4, 0.5]]), 64, 16,
+                      "saltelli", 0.95, ("y",), info={"x": [1.5, float("nan")]})
+    out = res.to_dict()
+    assert out["names"] == ["a", "b"] and out["output_names"] == ["y"]
+    assert out["first"] == [0.2, None] and out["total"] == [0.3, None]
+    assert out["first_ci"] == [[None, None], [None, None]]
+    assert out["total_ci"] == [[0.1, 0.2], [0.4, 0.5]]
+    assert out["model_runs"] == 64 and out["method"] == "saltelli" and out["first_band"] is None
+    assert set(out) == set(res.__dict__)
+    json.dumps(out["first_ci"], allow_nan=False)
+
+
+def test_saltelli_estimates_of_a_constant_output_are_quiet():
+    fA = np.column_stack([np.ones(8), np.arange(8.0)])
+    fB = np.column_stack([np.ones(8), np.arange(8.0)[::-1]])
+    fAB = np.stack([fA, fB])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first, total = saltelli_estimates(fA, fB, fAB)
+    assert np.isfinite(first[:, 1]).all() and first.shape == total.shape == (2, 2)
+
+
+def test_bar_chart_draws_the_numbers_it_is_given():
+    """Each panel j: first-order bars centred at i - w/2 and total bars at i + w/2 (w =
+    0.38) with the indices as heights, error bars from each interval's ends (an interval
+    that misses its value is drawn from the value), the band as a vertical line at the bar's
+    centre + w/4; x ticks at the names; y from min(0, ...) to max(1, ...); titles the output
+    names; the legend on the first panel."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
+    from matplotlib.container import BarContainer
+
+    first = np.array([[0.2, 0.5], [0.6, -0.1], [0.1, 0.3]])
+    total = np.array([[0.3, 0.6], [0.7, 0.2], [1.2, 0.35]])
+    lo, hi = first - 0.05, first + 0.1
+    lo[0, 0] = 0.25  # an interval above its value: no bar below the value
+    first_ci = np.stack([lo, hi])
+    total_ci = np.stack([total - 0.02, total + 0.04])
+    band_f = np.stack([first - 0.2, first + 0.2])
+    band_t = np.stack([total - 0.3, total + 0.3])
+    res = SobolResult(("a", "b", "c"), first, total, first_ci, total_ci, 0, 16, "surrogate",
+                      0.95, ("u", "v"), band_f, band_t, 0.9)
+    fig = plot_sobol(res)
+    w = 0.38
+    assert len(fig.axes) == 2
+    for j, ax in enumerate(fig.axes):
+        bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+        assert [c.get_label() for c in bars] == ["first order", "total"]
+        for c, off, val, ci in ((bars[0], -w / 2, first, first_ci),
+                                (bars[1], w / 2, total, total_ci)):
+            rects = c.patches
+            np.testing.assert_allclose([r.get_x() + r.get_width() / 2 for r in rects],
+                                       np.arange(3) + off, atol=1e-12)
+            np.testing.assert_allclose([r.get_width() for r in rects], w)
+            np.testing.assert_allclose([r.get_height() for r in rects], val[:, j])
+            segs = c.errorbar.lines[2][0].get_segments()
+            ends = np.array([[s[0][1], s[1][1]] for s in segs])
+            expected = np.column_stack([np.minimum(ci[0, :, j], val[:, j]),
+                                        np.maximum(ci[1, :, j], val[:, j])])
+            np.testing.assert_allclose(ends, expected, atol=1e-12)
+        error_lines = [c.errorbar.lines[2][0] for c in bars]
+        band_lines = [c for c in ax.collections if isinstance(c, LineCollection)
+                      and all(c is not e for e in error_lines)]
+        assert len(band_lines) == 2
+        xs = sorted(round(float(lc.get_segments()[0][0][0]), 6) for lc in band_lines)
+        assert xs == [round(-w / 2 + w / 4, 6), round(w / 2 + w / 4, 6)]
+        for lc in band_lines:
+            segs = np.array(lc.get_segments())
+            band = band_f if segs[0, 0, 0] < 0 else band_t
+            np.testing.assert_allclose(segs[:, :, 1], band[:, :, j].T, atol=1e-12)
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+        np.testing.assert_allclose(ax.get_xticks(), [0, 1, 2])
+        ylo, yhi = ax.get_ylim()
+        assert ylo <= min(0.0, band_f[0, :, j].min()) and yhi >= 1.0
+        assert ax.get_title() == ("u", "v")[j] and ax.get_ylabel() == "Sobol' index"
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["epistemic band", "first order", "total"] or sorted(labels) == sorted(
+        ["epistemic band", "first order", "total"])
+    assert fig.axes[1].get_legend() is None
+    plt.close(fig)
+    # unnamed outputs are numbered; one output has no title; intervals of NaN draw no bars
+    res1 = SobolResult(("a",), np.array([0.4]), np.array([0.5]), np.full((2, 1), np.nan),
+                       np.full((2, 1), np.nan), 0, 16, "saltelli", 0.95)
+    fig = plot_sobol(res1)
+    ax = fig.axes[0]
+    assert ax.get_title() == "" and all(c.errorbar is None for c in ax.containers
+                                        if isinstance(c, BarContainer))
+    assert ax.get_ylim()[0] <= 0 and ax.get_ylim()[1] >= 1
+    plt.close(fig)
+    res2 = SobolResult(("a", "b"), first[:2], total[:2], first_ci[:, :2], total_ci[:, :2], 0, 16,
+                       "saltelli", 0.95)
+    fig = plot_sobol(res2)
+    assert [a.get_title() for a in fig.axes] == ["output 0", "output 1"]
+    _, axes = plt.subplots(1, 1)
+    with pytest.raises(ValueError, match="^2 outputs need 2 axes, got 1$"):
+        plot_sobol(res2, axes)
+    _, axes = plt.subplots(1, 2)
+    assert plot_sobol(res2, axes) is axes[0].figure
+    assert res2.plot(axes) is axes[0].figure
+    plt.close("all")
+
+
+def hermite_design(P):
+    """The orthonormal Hermite basis of total degree 2 in two standard normals, by hand:
+    1, z1, z2, (z1^2 - 1) / sqrt(2), z1 z2, (z2^2 - 1) / sqrt(2), at z = Phi^-1(P); and which
+    terms involve each input."""
+    from scipy import special
+
+    z1, z2 = special.ndtri(P).T
+    Psi = np.column_stack([np.ones_like(z1), z1, z2, (z1 ** 2 - 1) / math.sqrt(2), z1 * z2,
+                           (z2 ** 2 - 1) / math.sqrt(2)])
+    involved = np.array([[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]], bool)
+    return Psi, involved
+
+
+def sudret_indices(Psi, involved, Y):
+    coef = np.linalg.lstsq(Psi, Y, rcond=None)[0]
+    c2 = coef[1:] ** 2
+    only = involved[1:] & (involved[1:].sum(1, keepdims=True) == 1)
+    V = c2.sum(0)
+    return only.T @ c2 / V, involved[1:].T @ c2 / V
+
+
+def test_pce_indices_intervals_and_leave_one_out_by_hand():
+    """Two outputs of two standard normals (with a little noise, so that the refits differ):
+    the indices from a least-squares fit in a hand-written Hermite basis (Sudret 2008), the
+    bootstrap intervals by refitting resampled rows with the caller's generator, quantiles
+    (1 -+ level) / 2 (level 0.95 by default), and the leave-one-out error by m refits each
+    without one row, over the output's variance."""
+    inputs = two_normals()
+    m = 40
+    P = np.random.default_rng(4).random((m, 2))
+    Psi, involved = hermite_design(P)
+    noise = np.random.default_rng(5).normal(0, 0.3, (m, 2))
+    Y = np.column_stack([Psi[:, 1] + 0.5 * Psi[:, 4] + 0.3 * Psi[:, 5],
+                         2 * Psi[:, 2] + 0.4 * Psi[:, 3]]) + noise
+    first, total, fci, tci, info = pce_indices(P, Y, inputs, order=2, bootstrap=30,
+                                               rng=np.random.default_rng(7))
+    f_ref, t_ref = sudret_indices(Psi, involved, Y)
+    np.testing.assert_allclose(first, f_ref, atol=1e-10)
+    np.testing.assert_allclose(total, t_ref, atol=1e-10)
+    rng = np.random.default_rng(7)
+    boots = []
+    for _ in range(30):
+        idx = rng.integers(0, m, m)
+        boots.append(sudret_indices(Psi[idx], involved, Y[idx]))
+    q = [0.025, 0.975]
+    np.testing.assert_allclose(fci, np.quantile([b[0] for b in boots], q, axis=0), atol=1e-10)
+    np.testing.assert_allclose(tci, np.quantile([b[1] for b in boots], q, axis=0), atol=1e-10)
+    loo = np.zeros((m, 2))
+    for i in range(m):
+        keep = np.arange(m) != i
+        coef = np.linalg.lstsq(Psi[keep], Y[keep], rcond=None)[0]
+        loo[i] = Y[i] - Psi[i] @ coef
+    np.testing.assert_allclose(info["loo_error"], (loo ** 2).mean(0) / Y.var(0), rtol=1e-8)
+    assert info == {"order": 2, "terms": 6, "space": "inputs",
+                    "loo_error": pytest.approx(info["loo_error"])}
+    _, _, nan_f, nan_t, _ = pce_indices(P, Y, inputs, order=2)
+    assert nan_f.shape == nan_t.shape == (2, 2, 2) and np.isnan(nan_f).all()
+
+
+def test_pce_order_and_run_count_refusals():
+    inputs = two_normals()
+    P = np.random.default_rng(0).random((6, 2))
+    with pytest.raises(ValueError, match=r"^a PCE of order 2 in 2 inputs has 6 terms but only 6 "
+                                         r"runs: lower order or raise n$"):
+        pce_indices(P, P[:, 0], inputs, order=2)
+    for order in (0, 21):
+        with pytest.raises(ValueError, match=f"order must be an integer in \\[1, 20\\], got "
+                                             f"order={order}"):
+            pce_indices(P, P[:, 0], inputs, order=order)
+
+
+def test_sobol_design_message_names_the_neighbouring_powers_of_two():
+    from uqkit.sensitivity import _sobol_design
+
+    for m, up, down in ((63, 64, 32), (65, 128, 64), (3, 4, 2), (1000, 1024, 512)):
+        with pytest.warns(UserWarning, match=f"^n={m} is not a power of two: the Sobol' design "
+                                             f"loses its balance properties; use n={up} or "
+                                             f"{down}$"):
+            _sobol_design(2, m, 0)
+
+
+def test_surrogate_indices_without_a_seed_and_the_plots_axis_range():
+    import matplotlib.pyplot as plt
+
+    r = sobol_indices_surrogate(LinearSurrogate(), two_normals(), n=16, seed=None,
+                                function_draws=0, bootstrap=20)
+    assert np.isfinite(r.first_ci).all()
+    # values in [0, 0.5]: the y axis is exactly [0, 1], with a line at 0
+    one = SobolResult(("a",), np.array([0.4]), np.array([0.5]), np.full((2, 1), np.nan),
+                      np.full((2, 1), np.nan), 0, 16, "saltelli", 0.95)
+    ax = plot_sobol(one).axes[0]
+    assert ax.get_ylim() == (0.0, 1.0)
+    assert any(np.allclose(line.get_ydata(), 0) for line in ax.lines)
+    plt.close("all")

@@ -204,7 +204,9 @@ def subset_simulation(ls, rng, n=1000, p0=0.1, sampler="acs", acceptance=0.44, s
         inside = G <= b
         p = float(inside.mean())
         gamma = 0.0 if chains is None else chain_correlation(inside.reshape(chains), p)
-        d2 = (1 - p) / (n * p) * (1 + gamma)  # p >= p0 > 0: at least N p0 rows lie below b
+        # p >= p0 > 0: at least N p0 rows lie below b. 1 + gamma >= 0 (a variance factor), but
+        # one chain's estimate centred on its own mean is -1 up to rounding: clip at 0
+        d2 = (1 - p) / (n * p) * max(1 + gamma, 0.0)
         delta2 += d2
         delta_sum += math.sqrt(d2)
         pf *= p
