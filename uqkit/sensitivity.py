@@ -261,10 +261,22 @@ def sobol_indices(model, inputs, n=2 ** 12, seed=0, bootstrap=200, level=0.95,
                                                              level, rng)
     else:
         first, total, first_ci, total_ci = _saltelli_with_ci(Y, d, n, bootstrap, level, rng)
+    first, total, first_ci, total_ci = _undefined_where_constant(Y, first, total, first_ci,
+                                                                  total_ci)
     res = _result(inputs, first, total, first_ci, total_ci, runner.runs, n, method, level,
                   getattr(model, "output_names", ()), info=info, t0=t0)
     _warn_inconsistent(res)
     return res
+
+
+def _undefined_where_constant(Y, *arrays):
+    """NaN in every index array (..., d, k) for the outputs that are constant on the design:
+    their indices are 0 / 0, undefined, where the estimators return 0 (scipy's pick-freeze)
+    or rounding noise (a PCE); :func:`_result` then warns."""
+    constant = np.ptp(np.asarray(Y, dtype=float).reshape(len(Y), -1), axis=0) == 0  # (k,)
+    if not constant.any():
+        return arrays
+    return tuple(None if a is None else np.where(constant, np.nan, a) for a in arrays)
 
 
 def _result(inputs, first, total, first_ci, total_ci, runs, n, method, level, output_names,
@@ -446,6 +458,8 @@ def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws
         q = [(1 - band) / 2, (1 + band) / 2]
         fb = np.quantile(np.stack([e[0] for e in est]), q, axis=0)
         tb = np.quantile(np.stack([e[1] for e in est]), q, axis=0)
+    first, total, first_ci, total_ci, fb, tb = _undefined_where_constant(
+        mean, first, total, first_ci, total_ci, fb, tb)
     res = _result(inputs, first, total, first_ci, total_ci, 0, n, "surrogate", level,
                   getattr(surrogate, "output_names", ()), t0, fb, tb,
                   band if draws is not None else None,

@@ -851,3 +851,33 @@ def test_surrogate_indices_without_a_seed_and_the_plots_axis_range():
     assert ax.get_ylim() == (0.0, 1.0)
     assert any(np.allclose(line.get_ydata(), 0) for line in ax.lines)
     plt.close("all")
+
+
+@pytest.mark.parametrize("method", ["saltelli", "pce"])
+def test_an_output_constant_on_the_design_has_nan_indices_and_a_warning(method):
+    """A constant output's indices are 0 / 0, undefined: they must be NaN with a warning, not
+    the 0 of scipy's estimators or a PCE's rounding noise (both seen before the fix), while
+    the other output's indices stay those of a + 2 b (0.2 and 0.8)."""
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+
+    def model(X):
+        return np.column_stack([X[:, 0] + 2 * X[:, 1], np.full(len(X), 3.0)])
+
+    with pytest.warns(UserWarning, match="zero variance"):
+        res = sobol_indices(model, inputs, n=256, seed=0, bootstrap=0, method=method,
+                            executor="serial")
+    assert np.isnan(res.first[:, 1]).all() and np.isnan(res.total[:, 1]).all()
+    np.testing.assert_allclose(res.first[:, 0], [0.2, 0.8], atol=0.05)
+    np.testing.assert_allclose(res.total[:, 0], [0.2, 0.8], atol=0.05)
+
+
+def test_a_surrogate_with_a_constant_output_has_nan_indices_and_a_warning():
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+
+    class Flat:
+        def predict(self, X):
+            return np.column_stack([X[:, 0], np.zeros(len(X))])
+
+    with pytest.warns(UserWarning, match="zero variance"):
+        res = sobol_indices_surrogate(Flat(), inputs, n=256, bootstrap=0)
+    assert np.isnan(res.first[:, 1]).all() and np.isfinite(res.first[:, 0]).all()
