@@ -16,7 +16,6 @@ import argparse
 import json
 import pathlib
 import shutil
-import sys
 import tempfile
 import time
 

@@ -6,8 +6,8 @@ Build (warnings as errors, as CI does)::
     python -m sphinx -W -b html docs docs/_build/html
 
 The API pages are generated at build time from the packages' ``__all__`` by
-``_ext/api_pages.py``; the gallery runs every ``plot_*.py`` script in ``examples/`` at the small sizes of
-``_ext/gallery_args.py``.
+``_ext/api_pages.py``; the gallery runs every ``plot_*.py`` script in ``examples/`` at the
+small sizes of ``_ext/gallery_args.py``.
 """
 import os
 import pathlib

@@ -18,7 +18,6 @@ Run it yourself: ``python examples/plot_surrogate_comparison.py [--n-train 128] 
 import argparse
 
 import matplotlib.pyplot as plt
-import numpy as np
 
 from surrogates import BDL, GaussianProcess, PolynomialChaos
 from surrogates.metrics import coverage, r2

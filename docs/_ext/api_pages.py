@@ -73,7 +73,8 @@ def module_page(name, modules):
             lines += [f"   ~{t}" for t in elsewhere] + [""]
         if here:
             lines += [".. rubric:: Defined here\n"]
-            lines += [f".. {_directive(getattr(module, t.rpartition('.')[2]))}:: {t}" for t in here]
+            lines += [f".. {_directive(getattr(module, t.rpartition('.')[2]))}:: {t}"
+                      for t in here]
             lines.append("")
     else:
         lines.append("   :members:\n")

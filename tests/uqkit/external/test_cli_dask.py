@@ -5,7 +5,6 @@ import csv
 import shutil
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
