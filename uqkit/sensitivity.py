@@ -187,15 +187,16 @@ def _saltelli_with_ci(Y, d, n, bootstrap, level, rng):
     fA, fB, fAB = _split(Y, d, n)
     first, total = saltelli_estimates(fA, fB, fAB)
     if not bootstrap:
-        return first, total, np.full((2,) + first.shape, np.nan), np.full(
-            (2,) + total.shape, np.nan)
+        return _undefined_where_constant(Y, first, total, np.full((2,) + first.shape, np.nan),
+                                         np.full((2,) + total.shape, np.nan))
     boots_f = np.empty((bootstrap,) + first.shape)
     boots_t = np.empty_like(boots_f)
     for b in range(bootstrap):
         idx = rng.integers(0, n, n)
         boots_f[b], boots_t[b] = saltelli_estimates(fA[idx], fB[idx], fAB[:, idx])
     q = [(1 - level) / 2, (1 + level) / 2]
-    return first, total, np.quantile(boots_f, q, axis=0), np.quantile(boots_t, q, axis=0)
+    return _undefined_where_constant(Y, first, total, np.quantile(boots_f, q, axis=0),
+                                     np.quantile(boots_t, q, axis=0))
 
 
 def _check_outputs(Y, rows):
@@ -261,8 +262,6 @@ def sobol_indices(model, inputs, n=2 ** 12, seed=0, bootstrap=200, level=0.95,
                                                              level, rng)
     else:
         first, total, first_ci, total_ci = _saltelli_with_ci(Y, d, n, bootstrap, level, rng)
-    first, total, first_ci, total_ci = _undefined_where_constant(Y, first, total, first_ci,
-                                                                  total_ci)
     res = _result(inputs, first, total, first_ci, total_ci, runner.runs, n, method, level,
                   getattr(model, "output_names", ()), info=info, t0=t0)
     _warn_inconsistent(res)
@@ -272,7 +271,8 @@ def sobol_indices(model, inputs, n=2 ** 12, seed=0, bootstrap=200, level=0.95,
 def _undefined_where_constant(Y, *arrays):
     """NaN in every index array (..., d, k) for the outputs that are constant on the design:
     their indices are 0 / 0, undefined, where the estimators return 0 (scipy's pick-freeze)
-    or rounding noise (a PCE); :func:`_result` then warns."""
+    or rounding noise (a PCE). Applied by :func:`_saltelli_with_ci` and :func:`pce_indices`
+    themselves, so that every caller gets it; :func:`_result` then warns."""
     constant = np.ptp(np.asarray(Y, dtype=float).reshape(len(Y), -1), axis=0) == 0  # (k,)
     if not constant.any():
         return arrays
@@ -376,14 +376,15 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
             "loo_error": (loo.mean(0) / Y.var(0)).tolist()}
     if not bootstrap:
         nan = np.full((2,) + first.shape, np.nan)
-        return first, total, nan, nan.copy(), info
+        return (*_undefined_where_constant(Y, first, total, nan, nan.copy()), info)
     bf = np.empty((bootstrap,) + first.shape)
     bt = np.empty_like(bf)
     for b in range(bootstrap):
         idx = rng.integers(0, m, m)
         bf[b], bt[b], _ = indices(Psi[idx], Y[idx])
     q = [(1 - level) / 2, (1 + level) / 2]
-    return first, total, np.quantile(bf, q, axis=0), np.quantile(bt, q, axis=0), info
+    return (*_undefined_where_constant(Y, first, total, np.quantile(bf, q, axis=0),
+                                       np.quantile(bt, q, axis=0)), info)
 
 
 # -- surrogates ---------------------------------------------------------------------------
@@ -458,8 +459,7 @@ def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws
         q = [(1 - band) / 2, (1 + band) / 2]
         fb = np.quantile(np.stack([e[0] for e in est]), q, axis=0)
         tb = np.quantile(np.stack([e[1] for e in est]), q, axis=0)
-    first, total, first_ci, total_ci, fb, tb = _undefined_where_constant(
-        mean, first, total, first_ci, total_ci, fb, tb)
+    fb, tb = _undefined_where_constant(mean, fb, tb)  # as _saltelli_with_ci does the rest
     res = _result(inputs, first, total, first_ci, total_ci, 0, n, "surrogate", level,
                   getattr(surrogate, "output_names", ()), t0, fb, tb,
                   band if draws is not None else None,

@@ -881,3 +881,17 @@ def test_a_surrogate_with_a_constant_output_has_nan_indices_and_a_warning():
     with pytest.warns(UserWarning, match="zero variance"):
         res = sobol_indices_surrogate(Flat(), inputs, n=256, bootstrap=0)
     assert np.isnan(res.first[:, 1]).all() and np.isfinite(res.first[:, 0]).all()
+
+
+def test_pce_indices_called_directly_mark_a_constant_output_undefined():
+    """The public :func:`pce_indices` on runs with a constant output: NaN indices for it (a
+    PCE's variance sum is rounding noise there), the other output's as before."""
+    from scipy.stats import qmc
+
+    inputs = RandomInputs.from_spec({"a": "uniform(0, 1)", "b": "uniform(0, 1)"})
+    P = qmc.Sobol(2, seed=0).random(128)
+    Y = np.column_stack([P[:, 0] + 2 * P[:, 1], np.full(len(P), 3.0)])
+    first, total, first_ci, total_ci, _ = pce_indices(P, Y, inputs, order=2)
+    assert np.isnan(first[:, 1]).all() and np.isnan(total[:, 1]).all()
+    np.testing.assert_allclose(first[:, 0], [0.2, 0.8], atol=1e-9)
+
