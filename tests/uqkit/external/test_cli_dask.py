@@ -60,7 +60,7 @@ def cluster(tmp_path):
 
 def _rows(path):
     with open(path) as fh:
-        return [{k: v for k, v in r.items()} for r in csv.DictReader(fh)]
+        return list(csv.DictReader(fh))
 
 
 def test_uqkit_run_on_an_external_dask_cluster_equals_the_local_pool(tmp_path, cluster, capsys):
