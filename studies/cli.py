@@ -34,8 +34,8 @@ def _laplace_options(parser, defaults):
     """--max-iter and --restarts of a study's default (Laplace) BDL fits."""
     _option(parser, defaults, "--max-iter", "L-BFGS iterations of every default (Laplace) "
             "BDL fit")
-    _option(parser, defaults, "--restarts", "initialisations per default BDL fit, the lowest "
-            "training objective kept")
+    _option(parser, defaults, "--restarts", "initialisations per default BDL fit, the highest "
+            "Laplace evidence kept")
 
 
 def add_study(sub):

@@ -12,14 +12,14 @@ BDL(prior='hierarchical-normal')
 """
 from .baselines import (BASELINES, GaussianProcess, NeuralNetwork, PolynomialChaos,
                         PolynomialRegression, SupportVectorRegression)
-from .bdl import BDL, BayesianModel, BDLClassifier, fit_many
+from .bdl import BDL, BayesianModel, BDLClassifier, EvidenceSearch, fit_many
 from .likelihoods import CategoricalLikelihood, GaussianLikelihood
 from .meanfield.network import MeanFieldMLP
 from .prediction import Prediction
 from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior, make_prior
 
 __all__ = ["BASELINES", "BDL", "BDLClassifier", "BayesianModel", "CategoricalLikelihood",
-           "CauchyPrior", "GaussianLikelihood", "GaussianProcess", "HierarchicalPrior",
+           "CauchyPrior", "EvidenceSearch", "GaussianLikelihood", "GaussianProcess", "HierarchicalPrior",
            "LaplacePrior", "MeanFieldMLP", "NeuralNetwork", "NormalPrior", "PolynomialChaos",
            "PolynomialRegression", "Prediction", "SupportVectorRegression", "fit_many",
            "make_prior"]

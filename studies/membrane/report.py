@@ -99,6 +99,15 @@ def markdown(study, r):
               "evaluation times the truth's store records), so about "
               f"{t['fe_seconds_per_1e5']:.0f} s per 1e5 runs on {study.workers} cores; the whole "
               f"study took {t['total_seconds']:.0f} s of wall time in this invocation.", ""]
+    par = r.get("parallelism")
+    if par:
+        lines += [f"Parallelism: the tasks' {par['task_seconds']:.0f} s and the FE runs' "
+                  f"{par['fe_cpu_seconds']:.0f} s of work over a critical path of the longest "
+                  f"task ({par['longest_task']}, {par['longest_task_seconds']:.1f} s) and the "
+                  f"serial parts ({par['serial_seconds']:.1f} s): at most "
+                  f"{par['ideal_speedup']:.1f}x faster than one core on unlimited workers"
+                  + (f" ({par['loaded']} tasks' seconds are those of the run that cached them)"
+                     if par["loaded"] else "") + ".", ""]
     for pr in r["uq"]:
         speedup = t.get(f"speedup_{pr}")
         lines.append(f"- Surrogate Monte Carlo, {pr} prior: "

@@ -20,7 +20,7 @@ from ..common import StudyError, code_version, locked, study_cache
 from .settings import PAPER_R2, PROBES
 from .report import figures, write_report
 from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, TableTask, UQTask,
-                    run_task)
+                    parallelism, timed_task)
 
 __all__ = ["bdl_settings", "fe_dataset", "fit_settings", "FEData", "fe_data", "study_tasks",
            "run"]
@@ -172,6 +172,7 @@ def run(study, log=print):
     t_start = time.perf_counter()
     model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
     fe = fe_data(study, model, log)
+    t_fe = time.perf_counter() - t_start
     fig_index = int(np.argmin(np.abs(fe.Wv[:, 0] - np.median(fe.Wv[:, 0]))))
     cache = study_cache(study)
     # the fits are keyed by the very data they are trained and scored on, too
@@ -187,9 +188,12 @@ def run(study, log=print):
         np.ascontiguousarray(fe.Wt).tobytes()).hexdigest()}}
     # largest first, so that the longest tasks do not start last (the FE tasks: last)
     order = sorted(tasks, key=lambda k: -tasks[k].size)
-    groups, computed = cached_map(
-        run_task, {k: (dict(settings, task=k, **extra.get(k, {})), tasks[k]) for k in order},
+    t_pool = time.perf_counter()
+    timed, computed = cached_map(
+        timed_task, {k: (dict(settings, task=k, **extra.get(k, {})), tasks[k]) for k in order},
         cache, study.workers, study.progress, "train surrogates")
+    t_pool = time.perf_counter() - t_pool
+    groups = {k: v["result"] for k, v in timed.items()}
     log(f"surrogate fits: {computed} tasks trained, {len(tasks) - computed} loaded")
     fits = {}
     for k, v in groups.items():
@@ -212,6 +216,12 @@ def run(study, log=print):
                                 groups["load-paths"])
     # the whole study but the writing of its report files
     report["timings"]["total_seconds"] = time.perf_counter() - t_start
+    # what runs in this process alone: set-up, the report's statistics and the figures
+    serial = report["timings"]["total_seconds"] - t_fe - t_pool
+    report["parallelism"] = dict(parallelism(
+        {k: v["seconds"] for k, v in timed.items()},
+        sum(res.compute_seconds for res in fe.results), serial),
+        loaded=len(tasks) - computed)
     write_report(study, report)
     log(f"report: {os.path.join(study.out, 'report.md')}")
     return report

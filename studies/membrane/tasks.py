@@ -18,7 +18,7 @@ from .settings import PROBES, discretisation_levels
 
 __all__ = ["Fit", "TableTask", "BaselineTask", "UQTask", "DiscretisationTask", "LoadPathsTask",
            "discretisation_error", "table_task", "baseline_task", "uq_task", "load_paths_task",
-           "RUNNERS", "run_task", "kde_grid", "surrogate_densities"]
+           "RUNNERS", "run_task", "timed_task", "parallelism", "kde_grid", "surrogate_densities"]
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,32 @@ def run_task(task):
 
     with threadpool_limits(1):
         return RUNNERS[type(task)](task)
+
+
+def timed_task(task):
+    """:func:`run_task` with its cost: ``{"result": ..., "seconds": wall, "cpu_seconds": this
+    process's CPU time}`` (seconds, measured in the worker that ran it)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = run_task(task)
+    return {"result": result, "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0}
+
+
+def parallelism(task_seconds, fe_cpu_seconds, serial_seconds):
+    """How far the study could speed up on unlimited workers: its parallel work (the tasks'
+    seconds and the FE runs' summed evaluation seconds, each FE run a fraction of a second
+    and so divisible at will) over its critical path (the longest task plus the serial
+    parts, which run in the main process alone).
+
+    >>> parallelism({"a": 6.0, "b": 2.0}, 6.0, 1.0)["ideal_speedup"]  # 14 s over 6 + 1 s
+    2.0
+    """
+    work = sum(task_seconds.values()) + fe_cpu_seconds
+    longest = max(task_seconds, key=task_seconds.get)
+    path = task_seconds[longest] + serial_seconds
+    return {"task_seconds": sum(task_seconds.values()), "fe_cpu_seconds": fe_cpu_seconds,
+            "longest_task": longest, "longest_task_seconds": task_seconds[longest],
+            "serial_seconds": serial_seconds, "ideal_speedup": work / path}
 
 
 def kde_grid(w):

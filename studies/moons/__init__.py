@@ -6,7 +6,7 @@ IG(1,1) versions; trial 1: 900 samples with noise 0.1, trial 2: 1200 samples wit
 
 By default the BDLs are Laplace BDLs (``inference="laplace"``): the MAP network by full-batch
 L-BFGS, then the untempered full-GGN linearised Laplace posterior; ``restarts`` initialisations
-per fit, the one with the lowest training objective kept (:func:`studies.common.fit_restarts`),
+per fit, the one with the highest Laplace evidence kept (:func:`studies.common.fit_restarts`),
 all fits of a noise level as one batched program (:func:`surrogates.fit_many`). The
 hierarchical Cauchy prior has no closed-form marginal for the Laplace fit, so its row keeps the
 mean-field variational inference (Adam, ``epochs``). ``--paper`` trains every row by the paper's

@@ -26,8 +26,8 @@ def _markdown(study, r):
         how.append(f"{', '.join(lap)}: Laplace BDLs (MAP by full-batch L-BFGS, {study.max_iter} "
                    "iterations, then the untempered full-GGN linearised Laplace posterior, its "
                    f"prior precision scaled by the evidence); {study.restarts} initialisations "
-                   "per fit, the one with the lowest training objective (negative log joint at "
-                   "the MAP) kept")
+                   "per fit, the one with the highest Laplace evidence (log marginal likelihood "
+                   "of the training data) kept")
     if vi:
         how.append(f"{', '.join(vi)}: mean-field variational inference, {study.epochs} Adam "
                    f"epochs at batch {study.batch_size}, lr {study.lr}" +
@@ -68,6 +68,8 @@ def _markdown(study, r):
                       f"{p} " + "/".join(str(sum(k != 0 for k in r["restart_chosen"][p][nz]))
                                           for nz in TRIALS) for p in r["restart_chosen"])
                   + " (noise " + "/".join(TRIALS) + ").", ""]
+    if "evidence_choice" in r:
+        lines += _evidence_lines(r["evidence_choice"])
     lines += ["## Did the hierarchical priors help at the stronger noise (0.3)?", "",
               "Hierarchical minus direct prior, mean over seeds; the NLL difference against its "
               "standard error. 'yes' needs a lower NLL by more than one standard error and no "
@@ -117,3 +119,24 @@ def _figures(study, res):
     fig.suptitle("Posterior samples of the first layer (marginals), noise 0.3 (cf. Fig. 6)")
     paths["fig6"] = save_figure(fig, study.out, "fig6_posteriors.png", 80)
     return paths
+
+
+def _evidence_lines(choice):
+    """The section on the prior the evidence chooses per data draw (the Laplace rows)."""
+    lines = ["## The prior chosen by the evidence", "",
+             "Per seed, the Laplace row with the highest evidence (log marginal likelihood of "
+             "the training data, nats): its validation accuracy against the best any row "
+             "reached on that seed.", "",
+             "| noise | seed | chosen | accuracy | best of the rows | "
+             + " | ".join(f"log Z {p}" for p in next(iter(choice.values()))["log_evidence"])
+             + " |", "|---" * (5 + len(next(iter(choice.values()))["log_evidence"])) + "|"]
+    for nz, c in choice.items():
+        for s, p in enumerate(c["chosen"]):
+            lines.append(f"| {nz} | {s} | {p} | {c['accuracy'][s]:.4f} | "
+                         f"{c['accuracy_best'][s]:.4f} | " + " | ".join(
+                             f"{v[s]:.1f}" for v in c["log_evidence"].values()) + " |")
+    lines += ["", "Mean accuracy of the evidence's choice: " + "; ".join(
+        f"noise {nz}: {np.mean(c['accuracy']):.4f} (minimum {min(c['accuracy']):.4f}, best "
+        f"row per seed {np.mean(c['accuracy_best']):.4f})" for nz, c in choice.items()) + ".",
+        ""]
+    return lines

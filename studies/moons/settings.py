@@ -46,7 +46,7 @@ class MoonsStudy:
     workers: int = None
     progress: bool = True
     max_iter: int = 2000
-    restarts: int = 3
+    restarts: int = 5
 
     def __post_init__(self):
         for name in ("seeds", "epochs", "batch_size", "max_iter", "restarts"):

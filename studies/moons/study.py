@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..common import fit_restarts, locked, run_tasks, write_reports
+from ..common import evidence_choice, fit_restarts, locked, run_tasks, write_reports
 from .settings import ACCURACY_GOAL, GRID, PRIORS, TRIALS, make_data
 from .report import _effect, _figures, _markdown
 
@@ -103,17 +103,19 @@ def _laplace_task(task):
     draws = [make_data(TRIALS[noise], float(noise), s) for s in range(study.seeds)]
     pairs = [(p, s) for p in laplace_priors(study) for s in range(study.seeds)]
     t0 = time.perf_counter()
-    fitted, objectives = fit_restarts(
+    fitted, records = fit_restarts(
         lambda i, r: BDLClassifier(hidden=(5, 5), prior=PRIORS[pairs[i][0]], inference="laplace",
                                    max_iter=study.max_iter, seed=pairs[i][1] + 1000 * r,
                                    num_threads=1, progress=False),
         [draws[s][:2] for _, s in pairs], study.restarts)
     seconds = (time.perf_counter() - t0) / len(pairs)
     out = {}
-    for (p, s), model, obj in zip(pairs, fitted, objectives):
+    for (p, s), model, rec in zip(pairs, fitted, records):
         cell = _score(model, draws[s][2], draws[s][3], s, seconds)
-        cell.update(objective=float(min(obj)), objectives=[float(v) for v in obj],
-                    restart=int(np.argmin(obj)), converged=bool(model.history_["converged"]),
+        cell.update(log_evidence=float(model.log_evidence_),
+                    log_evidences=[float(v) for v in rec["log_evidence"]],
+                    objectives=[float(v) for v in rec["objective"]],
+                    restart=rec["chosen"], converged=bool(model.history_["converged"]),
                     prior_scale=list(model.history_["prior_scale"]))
         out[f"{p}-noise{noise}-seed{s}"] = cell
     return out
@@ -160,6 +162,9 @@ def run(study, log=print):
         report["restart_chosen"] = {p: {nz: [res[f"{p}-noise{nz}-seed{s}"]["restart"]
                                              for s in range(study.seeds)] for nz in TRIALS}
                                     for p in lap}
+        report["evidence_choice"] = {nz: evidence_choice(
+            {p: [res[f"{p}-noise{nz}-seed{s}"] for s in range(study.seeds)] for p in lap},
+            ("accuracy",)) for nz in TRIALS}
     report["hierarchical_effect"] = _effect(report)
     report["figures"] = _figures(study, res)
     report["seconds"] = time.perf_counter() - t0

@@ -7,7 +7,7 @@ paper's N(0, 0.1) prior) and BDL-hierarchical (the hierarchical prior N(0, s^2),
 per layer). By default both are Laplace BDLs (``inference="laplace"``): the MAP network trained
 by full-batch L-BFGS, then the untempered linearised Laplace posterior (the exact-Bayes
 counterpart of the ELBO with KL weight 1); ``restarts`` initialisations per fit, the one with
-the lowest training objective kept (:func:`studies.common.fit_restarts`); every seed's and
+the highest Laplace evidence kept (:func:`studies.common.fit_restarts`); every seed's and
 noise level's fits train as one batched program (:func:`surrogates.fit_many`). ``--paper``
 trains both by the paper's mean-field variational inference (exact ELBO) and adds BDL-warm
 and BDL-tempered (a MAP warm start, then the exact ELBO, or the ELBO with its KL term weighted

@@ -84,7 +84,7 @@ class RegressionStudy:
     bdl_epochs: int = 3000
     tempered_kl: float = 0.3
     max_iter: int = 2000
-    restarts: int = 1
+    restarts: int = 5
     noise: str = "evidence"
 
     def __post_init__(self):

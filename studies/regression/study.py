@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..common import fit_restarts, locked, run_tasks, write_reports
+from ..common import evidence_choice, fit_restarts, locked, run_tasks, write_reports
 from .settings import (BAYES_KEYS, BAYESIAN, HIER, KEYS, NOISES, PAPER, bayesian, make_data,
                        methods, truth)
 from .report import _figures, _goals, _markdown, _reaching
@@ -140,16 +140,17 @@ def _bdl_task(task):
     restarts = 1 if study.paper else study.restarts
     pairs = [(s, name) for s in range(study.seeds) for name in names]
     t0 = time.perf_counter()
-    fitted, objectives = fit_restarts(
+    fitted, records = fit_restarts(
         lambda i, r: bdl_models(study, pairs[i][0], r)[pairs[i][1]],
         [draws[s][:2] for s, _ in pairs], restarts)
     seconds = (time.perf_counter() - t0) / len(pairs)
     out = {}
-    for (s, name), model, obj in zip(pairs, fitted, objectives):
+    for (s, name), model, rec in zip(pairs, fitted, records):
         cell = _score(name, model, draws[s], s, seconds, True)
         if model.inference == "laplace":
-            cell.update(objective=min(obj), restart=int(np.argmin(obj)),
-                        objectives=[float(v) for v in obj],
+            cell.update(restart=rec["chosen"], log_evidence=float(model.log_evidence_),
+                        log_evidences=[float(v) for v in rec["log_evidence"]],
+                        objectives=[float(v) for v in rec["objective"]],
                         prior_scale=list(model.history_["prior_scale"]),
                         # the evidence's noise std over the MAP's
                         noise_scale=float(torch.exp(0.5 * (model.laplace_.map_log_tau
@@ -208,6 +209,9 @@ def run(study, log=print):
                                       for s in range(study.seeds)], 0).tolist()
                     for nz in NOISES}
                 for m in BAYESIAN}
+        report["evidence_choice"] = {str(nz): evidence_choice(
+            {m: [res[f"seed{s}-noise{nz}"][m] for s in range(study.seeds)] for m in BAYESIAN},
+            ("r2_train", "r2_inside")) for nz in NOISES}
     else:
         average("kl", bayesian(study))
     report["paper"] = {k: {m: dict(zip(map(str, NOISES), v)) for m, v in t.items()}

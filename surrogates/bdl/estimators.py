@@ -270,6 +270,26 @@ class _BaseBDL(BaseEstimator):
     def _n_outputs(self):
         return self.engine_.sizes[-1]
 
+    @property
+    def log_evidence_(self):
+        """The Laplace approximation of the log marginal likelihood ``log p(y | X)`` of the
+        training targets in their own units (the density of the standardised targets less
+        ``n sum_j log scale_j``), constants included: what :class:`EvidenceSearch` and the
+        studies rank restarts and priors by (:func:`surrogates.laplace.fit.log_evidence`).
+        Laplace fits only: a mean-field fit's bound on it is ``history_["elbo"]``."""
+        self._check_fitted()
+        if "laplace_" not in vars(self):
+            raise AttributeError(f"log_evidence_ is the Laplace evidence; this "
+                                 f"{type(self).__name__} was fitted by inference="
+                                 f"{self.inference!r} (its ELBO is in history_['elbo'])")
+        value = self.laplace_.log_evidence
+        if value is None:
+            raise AttributeError("this Laplace fit was saved by uqkit 0.2.0, before the "
+                                 "evidence was stored; fit it again to rank it by evidence")
+        if self.y_scaler_ is not None:
+            value -= self.laplace_.n_data * float(np.log(self.y_scaler_.scale_).sum())
+        return value
+
     def predict_distribution(self, X, n_samples=None, return_samples=False, levels=(0.95,),
                              seed=None):
         """Predictive distribution at X (n, d).

@@ -15,7 +15,7 @@ from studies.regression import run as run_regression
 
 def test_regression_study_fast(tmp_path):
     study = RegressionStudy(out=str(tmp_path), seeds=2, n_test=200,
-                            max_iter=300, workers=1, progress=False)
+                            max_iter=300, restarts=2, workers=1, progress=False)
     report = run_regression(study, log=lambda *_: None)
     data = json.load(open(tmp_path / "report.json"))
     noises = {str(nz) for nz in NOISES}
@@ -197,10 +197,10 @@ def test_regression_paper_rows_train_by_mean_field_vi():
     assert bdl_models(default, 0)["BDL-hierarchical"].prior == "hierarchical-normal"
 
 
-def test_restarts_are_ranked_by_the_objective_the_map_minimised():
-    """The objective a Laplace fit records (and restarts are ranked by) is the negative log
-    joint per point at its MAP weights and the MAP's own noise, recomputed here; the evidence's
-    noise (which replaces the MAP's in the posterior) must not enter it."""
+def test_the_recorded_objective_is_the_one_the_map_minimised():
+    """The objective a Laplace fit records (beside the evidence restarts are ranked by) is the
+    negative log joint per point at its MAP weights and the MAP's own noise, recomputed here;
+    the evidence's noise (which replaces the MAP's in the posterior) must not enter it."""
     import torch
 
     from studies.regression import RegressionStudy, bdl_models

@@ -111,7 +111,14 @@ def test_laplace_is_exact_for_a_linear_model(n, d, form):
     assert np.allclose(post.marginal_std().numpy(), np.sqrt(np.diag(cov)), rtol=1e-8)
     draws = post.sample(200_000, torch.Generator().manual_seed(1)).numpy()
     assert np.allclose(np.cov(draws.T), cov, atol=3e-2 * np.abs(cov).max())
+    # the Laplace evidence is the exact marginal likelihood N(y; 0, s0^2 A A^T + sigma^2 I)
+    from scipy import stats
+
+    exact = stats.multivariate_normal(np.zeros(n), s0 ** 2 * A @ A.T
+                                      + sigma ** 2 * np.eye(n)).logpdf(y)
+    assert post.log_evidence == pytest.approx(exact, rel=1e-10, abs=1e-9)
     back = LaplacePosterior.from_state(post.state())
+    assert back.log_evidence == post.log_evidence
     assert torch.equal(back.sample(5, torch.Generator().manual_seed(2)),
                        post.sample(5, torch.Generator().manual_seed(2)))
 
@@ -196,6 +203,10 @@ def test_evidence_per_tensor_and_output_maximises_the_laplace_evidence(n):
     tau = np.exp(post.log_tau.numpy())
     dense = np.linalg.inv(np.diag(cv * D) + tau[0] * G[0] + tau[1] * G[1])
     assert np.allclose(post.marginal_std().numpy(), np.sqrt(np.diag(dense)), rtol=1e-8)
+    # the stored evidence is this log Z with the constants: the likelihood's 2 pi per row
+    # (the prior's cancels against the Laplace volume's)
+    assert post.log_evidence == pytest.approx(-neg_log_z(theta) - n * math.log(2 * math.pi),
+                                              rel=1e-10)
 
 
 def test_classification_evidence_and_posterior_against_the_dense_softmax_ggn():
@@ -228,6 +239,8 @@ def test_classification_evidence_and_posterior_against_the_dense_softmax_ggn():
     cv = np.concatenate([np.full(b - a, c) for (a, b), c in zip(groups, post.prior_scale)])
     dense = np.linalg.inv(np.diag(cv * D) + G)
     assert np.allclose(post.marginal_std().numpy(), np.sqrt(np.diag(dense)), rtol=1e-8)
+    log_lik = np.log(p[np.arange(30), y]).sum()
+    assert post.log_evidence == pytest.approx(log_lik - neg_log_z(theta), rel=1e-10)
 
 
 def test_the_evidence_changes_the_posterior_not_the_map():
