@@ -54,8 +54,8 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
             killed analysis resumes without recomputing.
         **options: the method's options: ``mc``: n, level, batch; ``form``: u0, tol,
             max_iter, fd, fd_step; ``sorm``: form_result, formula, hessian_step and FORM's;
-            ``is``: n, level, form_result and FORM's; ``subset``: see
-            :func:`uqkit.reliability.subset.subset_simulation`; ``active``: see
+            ``is``: n, level, form_result and FORM's; ``subset``: target_cov, max_runs,
+            n, p0, ...: see :func:`uqkit.reliability.subset.subset_simulation`; ``active``: see
             :func:`uqkit.reliability.active.active_learning`.
 
     Returns:

@@ -452,6 +452,8 @@ def test_bad_arguments_are_named():
              ({"method": "subset", "spread": 0.5}, "spread=0.5 .* needs sampler='mma'"),
              ({"method": "subset", "sampler": "mma", "spread": -1}, "spread=-1"),
              ({"method": "subset", "acceptance": 1.0}, "acceptance=1.0"),
+             ({"method": "subset", "target_cov": 0}, "target_cov=0"),
+             ({"method": "subset", "max_runs": 500}, "max_runs=500 is less than one level's"),
              ({"method": "form", "fd": "backward"}, "unknown fd 'backward'"),
              ({"method": "sorm", "formula": "exact"}, "unknown formula 'exact'"),
              ({"method": "active", "batch": 0}, "batch=0"),
@@ -478,3 +480,14 @@ def test_to_dict_is_json_friendly_for_sorm():
     out = json.loads(json.dumps(r.to_dict(), allow_nan=False))
     assert out["method"] == "sorm" and out["ci"] == [None, None]
     assert len(out["design_point"]["u"]) == 2 and "tvedt" in out["info"]["pf"]
+
+
+def test_subset_target_missed_warns_at_the_callers_line():
+    with pytest.warns(UserWarning, match=r"subset simulation reached CoV [0-9.]+, above "
+                                         r"target_cov=0\.3, with \d+ of max_runs=1500") as rec:
+        r = failure_probability(Hyperplane(4.5), normals(10), method="subset", n=200,
+                                target_cov=0.3, max_runs=1500, executor="serial")
+    assert hasattr(subset_simulation, "__wrapped__") or rec[0].filename == __file__
+    assert r.model_runs <= 1500 and not r.info["target_met"]
+    from uqkit.reliability import method_options
+    assert {"target_cov", "max_runs"} <= set(method_options("subset"))

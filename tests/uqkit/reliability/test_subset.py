@@ -448,3 +448,132 @@ def test_max_levels_and_bad_arguments():
     r = subset_simulation(ls, rng, n=20, p0=0.5, sampler="mma", spread=2.0)
     assert r["info"]["spread"] == 2.0 and r["info"]["p0"] == 0.5
     assert [t for t, _ in ls.calls][:2] == ["level-00", "level-01-step-001"]
+
+
+# -- target CoV and budget ------------------------------------------------------------------------
+
+def pooled_by_hand(runs):
+    """pf = sum N_r pf_r / sum N_r and cov = sqrt(sum (N_r cov_r)^2) / sum N_r (module notes)."""
+    N = np.array([r["n"] for r in runs], dtype=float)
+    pf = N @ [r["pf"] for r in runs] / N.sum()
+    return pf, math.sqrt(np.sum((N * [r["cov"] for r in runs]) ** 2)) / N.sum()
+
+
+def test_target_cov_is_met_near_the_exact_pf():
+    """beta = 3 in 4-D (exact Phi(-3) = 1.35e-3), target_cov = 0.1: several runs pooled by
+    their N, the pooled CoV at most 0.1, within the budget, and the estimate within 4 CoVs
+    of the exact Pf."""
+    exact = special.ndtr(-3.0)
+    ls = Bare(plane(3.0), 4)
+    r = subset_simulation(ls, np.random.default_rng(1), n=500, target_cov=0.1,
+                          max_runs=50_000)
+    info = r["info"]
+    assert len(info["runs"]) >= 2 and info["target_met"] and r["cov"] <= 0.1
+    assert ls.runs == sum(x["model_runs"] for x in info["runs"]) <= 50_000
+    pf, cov = pooled_by_hand(info["runs"])
+    assert r["pf"] == pytest.approx(pf, rel=1e-12) and r["cov"] == pytest.approx(cov, rel=1e-12)
+    assert abs(math.log(r["pf"] / exact)) < 4 * math.sqrt(math.log1p(r["cov"] ** 2))
+    assert info["n"] == sum(x["n"] for x in info["runs"]) and info["cov_between"] > 0
+    assert [h["run"] for h in r["history"]][0] == 0 and r["history"][-1]["run"] == len(
+        info["runs"]) - 1
+    assert all(x["n"] % 10 == 0 for x in info["runs"])  # whole chains of 1 / p0 states
+
+
+def test_the_first_run_is_the_fixed_n_run_and_later_runs_have_their_own_tags():
+    """With a target the first run draws exactly what ``n`` alone draws (same tags, same pf);
+    the next runs continue the generator's stream under tags ``run-01-...``."""
+    fixed = subset_simulation(Bare(plane(3.0), 4), np.random.default_rng(3), n=200)
+    ls = Bare(plane(3.0), 4)
+    r = subset_simulation(ls, np.random.default_rng(3), n=200, target_cov=0.2,
+                          max_runs=20_000)
+    assert r["info"]["runs"][0]["pf"] == fixed["pf"] and r["info"]["runs"][0]["cov"] == \
+        fixed["cov"]
+    tags = [t for t, _ in ls.calls]
+    assert tags[0] == "level-00" and "run-01-level-00" in tags and len(set(tags)) == len(tags)
+    big = subset_simulation(Bare(plane(3.0), 4), np.random.default_rng(3), n=200,
+                            target_cov=5.0)  # met by the first run alone
+    assert big["pf"] == fixed["pf"] and big["cov"] == fixed["cov"]
+    assert big["info"]["runs"] == [{k: fixed["pf"] if k == "pf" else v for k, v in
+                                    big["info"]["runs"][0].items()}]
+    assert big["info"]["cov_between"] is None and big["info"]["target_met"]
+
+
+def test_max_runs_is_never_exceeded_and_a_missed_target_warns():
+    """Pf = Phi(-4.5) in 10-D with budgets far too small for CoV 0.3: the runs stop inside the
+    budget and a warning names the reached CoV, the target and the runs spent."""
+    for max_runs in (1200, 2500, 4000):
+        ls = Bare(plane(4.5), 10)
+        with pytest.warns(UserWarning, match=rf"subset simulation reached CoV [0-9.]+, above "
+                                             rf"target_cov=0\.3, with \d+ of "
+                                             rf"max_runs={max_runs} model runs"):
+            r = subset_simulation(ls, np.random.default_rng(0), n=200, max_runs=max_runs,
+                                  target_cov=0.3)
+        assert ls.runs <= max_runs and not r["info"]["target_met"] and r["cov"] > 0.3
+        assert r["info"]["max_runs"] == max_runs
+        assert ls.runs == sum(x["model_runs"] for x in r["info"]["runs"]) + r["info"][
+            "discarded_runs"]
+
+
+def test_a_budget_alone_is_spent_without_a_target():
+    """max_runs alone: no target, the budget is spent on runs of at least min(n, 50 chains),
+    quietly."""
+    import warnings
+    ls = Bare(plane(3.0), 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = subset_simulation(ls, np.random.default_rng(2), n=200, max_runs=6000)
+    cost = max(x["model_runs"] / x["n"] for x in r["info"]["runs"])
+    assert 6000 - 200 * cost < ls.runs <= 6000  # not another 200-sample run's worth left
+    assert r["info"]["target_cov"] is None and r["info"]["target_met"]
+
+
+def test_first_run_out_of_budget_raises():
+    with pytest.raises(RuntimeError, match=r"subset simulation: max_runs=150 ran out before "
+                                           r"level 1 of the first run \(threshold b = "
+                                           r"[0-9.]+, n=100 samples per level\)"):
+        subset_simulation(Bare(plane(3.0), 2), np.random.default_rng(0), n=100, max_runs=150)
+
+
+def test_target_and_budget_refuse_bad_values():
+    ls, rng = Bare(plane(2.0), 2), np.random.default_rng(0)
+    for kwargs, match in (({"target_cov": 0.0}, r"target_cov must be a finite number in "
+                                                r"\(0\.0, inf\), got target_cov=0\.0"),
+                          ({"target_cov": -0.1}, "target_cov=-0.1"),
+                          ({"target_cov": float("nan")}, "target_cov=nan"),
+                          ({"target_cov": "x"}, "target_cov must be a number"),
+                          ({"max_runs": 0}, "max_runs must be an integer >= 1, got max_runs=0"),
+                          ({"max_runs": 2.5}, "max_runs=2.5"),
+                          ({"max_runs": 999}, r"max_runs=999 is less than one level's runs "
+                                              r"\(n=1000 samples per level\)"),
+                          ({"n": 100, "max_runs": 99}, "max_runs=99 is less than one level's "
+                                                       r"runs \(n=100")):
+        with pytest.raises(ValueError, match=match):
+            subset_simulation(ls, rng, **kwargs)
+
+
+def test_default_meets_the_target_and_seeds_reproduce():
+    """Defaults: target_cov 0.3 within 10,000 runs, first run n = 1000; the same seed gives the
+    same result, another seed another."""
+    ls = Bare(plane(3.0), 10)
+    a = subset_simulation(ls, np.random.default_rng(5))
+    info = a["info"]
+    assert (info["target_cov"], info["max_runs"], info["runs"][0]["n"]) == (0.3, 10_000, 1000)
+    assert info["target_met"] and a["cov"] <= 0.3 and ls.runs <= 10_000
+    b = subset_simulation(Bare(plane(3.0), 10), np.random.default_rng(5))
+    c = subset_simulation(Bare(plane(3.0), 10), np.random.default_rng(6))
+    assert a["pf"] == b["pf"] and a["cov"] == b["cov"] and a["history"] == b["history"]
+    assert c["pf"] != a["pf"]
+
+
+def test_pooled_cov_is_honest_over_seeds():
+    """beta = 3 in 10-D, target_cov = 0.2, 120 seeds: the mean estimate within 3 standard
+    errors of the exact Pf, and the spread over seeds near the mean reported CoV (the
+    empirical CoV over 120 seeds has a relative standard error of about 6.5 %)."""
+    exact = special.ndtr(-3.0)
+    out = [subset_simulation(Bare(plane(3.0), 10), np.random.default_rng(s), n=500,
+                             target_cov=0.2, max_runs=30_000) for s in range(120)]
+    pf = np.array([r["pf"] for r in out])
+    spread = pf.std(ddof=1) / pf.mean()
+    assert abs(pf.mean() / exact - 1) < 3 * spread / math.sqrt(len(pf))
+    assert 0.8 < np.mean([r["cov"] for r in out]) / spread < 1.25
+    assert all(r["info"]["target_met"] for r in out)
