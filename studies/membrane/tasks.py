@@ -294,9 +294,10 @@ def timed_task(task):
 
 def parallelism(task_seconds, fe_cpu_seconds, serial_seconds):
     """How far the study could speed up on unlimited workers: its parallel work (the tasks'
-    seconds and the FE runs' summed evaluation seconds, each FE run a fraction of a second
-    and so divisible at will) over its critical path (the longest task plus the serial
-    parts, which run in the main process alone).
+    CPU seconds, each task on one thread, and the FE runs' summed evaluation seconds, each FE
+    run a fraction of a second and so divisible at will) over its critical path (the longest
+    task plus the serial parts, which run in the main process alone). CPU seconds, not wall:
+    a task's wall time grows when other work shares the cores, its CPU time hardly.
 
     >>> parallelism({"a": 6.0, "b": 2.0}, 6.0, 1.0)["ideal_speedup"]  # 14 s over 6 + 1 s
     2.0

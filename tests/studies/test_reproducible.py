@@ -9,7 +9,8 @@ from studies.moons import MoonsStudy
 from studies.moons import run as run_moons
 
 #: Report entries that depend on where and how fast a run went, not on what it computed.
-RUNTIME_KEYS = ("timings", "figures", "seconds", "fe_runs_computed", "fe_runs_loaded")
+RUNTIME_KEYS = ("timings", "figures", "seconds", "fe_runs_computed", "fe_runs_loaded",
+                "parallelism")
 
 
 def numbers(path):
