@@ -86,7 +86,31 @@ def measure(workers):
     out["sequence_s"] = time.perf_counter() - t0
     out["sequence_rows"] = int(sum(SEQUENCE))
     out.update(counts)
+    if workers > 1:
+        out.update(task_costs(g, X[:11], workers))
     return out
+
+
+def task_costs(model, X, workers):
+    """A fresh pool's first task of ``model`` on X (a cold worker: unpickling, imports, the
+    JIT cache) and the median dispatch overhead of a warm task (its wall time less the
+    model's), in seconds."""
+    import numpy as np
+
+    from uqkit.execution.executors import local_executor
+    from uqkit.execution.propagation import _run_chunk
+
+    ex = local_executor(workers, code_key=f"bench-task-costs-{workers}")
+    t0 = time.perf_counter()
+    ex.submit(_run_chunk, model, X, None).result()
+    cold = time.perf_counter() - t0
+    list(ex.map(_run_chunk, [model] * 4 * workers, [X] * 4 * workers, [None] * 4 * workers))
+    overheads = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        res = ex.submit(_run_chunk, model, X, None).result()
+        overheads.append(time.perf_counter() - t0 - res.seconds)
+    return {"cold_task_s": cold, "warm_dispatch_ms": 1e3 * float(np.median(overheads))}
 
 
 def main(argv=None):
@@ -108,11 +132,15 @@ def main(argv=None):
         return rows
     print(f"{os.cpu_count()} cores; FORM on the membrane limit state, then {len(SEQUENCE)} "
           f"batches ({sum(SEQUENCE)} rows) through one ModelRunner")
-    print("workers  FORM s  FORM warm s  sequence s  pools  workers started  tasks")
+    print("workers  FORM s  FORM warm s  sequence s  pools  workers started  tasks  "
+          "cold task s  warm dispatch ms")
     for r in rows:
         print(f"{r['workers']:7d}  {r['form_s']:6.2f}  {r['form_warm_s']:11.2f}  "
               f"{r['sequence_s']:10.2f}  {r['pools']:5d}  {r['workers_started']:15d}  "
-              f"{r['tasks']:5d}")
+              f"{r['tasks']:5d}  {r.get('cold_task_s', float('nan')):11.2f}  "
+              f"{r.get('warm_dispatch_ms', float('nan')):16.2f}")
+    print("(pools, workers started and tasks count the FORM runs and the sequence only; the "
+          "task costs are measured after them on a pool of their own)")
     return rows
 
 

@@ -5,11 +5,12 @@ line-search point, an active-learning batch of 4). On the local process pool suc
 pays for more than it gains: it becomes one or a few tasks, and each task lands on whichever
 worker is idle, so a pool of 16 workers hands the first 16 batches to 16 workers that have
 never run the model and must first unpickle it and import its modules (uqkit, the solver,
-numba's cached machine code). Measured on 2 cores (``benchmarks/bench_small_batches.py``):
-a worker's first task of the membrane limit state costs 1.3 s (1.7 s with 16 workers
-starting), a warm worker's about 1 ms more than the model itself, the membrane's first call
-in this process 0.17 s (its imports), an FE run about 1 ms. FORM took 34 s with 16 workers
-against 0.7 s in one process, 61 batches of which the first 16 each waited for a cold worker.
+numba's cached machine code). Measured on a shared 2-core machine
+(``python benchmarks/bench_small_batches.py``): a fresh pool's first task of the membrane limit
+state on 11 rows takes 1.35 s with 2 workers (2.9 s with 16, oversubscribed), a warm worker's
+task 0.8-1.0 ms more than the model itself, and FORM, 61 batches of 1 to 11 FE runs of about
+1 ms, took 0.74 s in one process, 3.3 s on 2 workers and 19.8 s on 16 (33.9 s in a quieter
+run): the first batches each waited for a worker that had not run the model yet.
 
 The rule (:func:`runs_in_process`): a batch runs in this process when its estimated cost,
 rows x the model's cost per row measured in this process (:func:`record_cost`; any
@@ -20,7 +21,9 @@ model not measured yet runs a batch of at most :data:`PROBE_ROWS` rows here (its
 known), unless it says its runs are slow (``cores_per_run``, ``chunk_size`` or
 ``takes_context``, as :class:`uqkit.external.ExternalModel` does): those go to the pool. The
 decision depends on the model and the batch, never on the number of workers, so more workers
-never cost a small batch more than fewer.
+never cost a small batch more than fewer. Only an analysis's batches are placed so
+(:func:`uqkit.execution.propagation.propagate_batch`); :func:`uqkit.propagate` runs on the
+pool it is given, where a model that crashes its process takes a worker with it, not the run.
 
 A batch that does go to the pool is cut into chunks of :func:`chunk_rows` rows: about 64
 chunks (at least 16 rows each), but never fewer chunks than workers while rows last, so that

@@ -117,3 +117,24 @@ def test_form_with_many_workers_starts_none_and_matches_one_process():
     many = failure_probability(_g, INPUTS, method="form", workers=16)
     assert many.beta == serial.beta and many.model_runs == serial.model_runs
     assert len(executors._pool._processes) == 0
+
+
+class SlowFirstCall:
+    """Sleeps 0.2 s on its first call in a process (imports, a JIT cache), then is instant."""
+
+    started = False
+
+    def __call__(self, X):
+        if not SlowFirstCall.started:
+            SlowFirstCall.started = True
+            import time
+
+            time.sleep(0.2)
+        return X[:, 0]
+
+
+def test_the_cost_per_run_is_not_skewed_by_a_first_call():
+    res = propagate(SlowFirstCall(), np.ones((40, 1)), executor="serial", chunk_size=4,
+                    progress=False)
+    assert res.compute_seconds / 40 > 0.2 / 40
+    assert res.seconds_per_run < 0.01
