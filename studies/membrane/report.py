@@ -96,7 +96,8 @@ def markdown(study, r):
     lines += ["", f"A KS statistic below ~{ks_noise:.4f} is within the 95% sampling noise of "
               "the two sample sizes.", "", "## Timings", "",
               f"FE cost: {t['fe_seconds_per_run'] * 1e3:.2f} ms per run on one core (the "
-              "evaluation times the truth's store records), so about "
+              "median over the truth's chunks of the evaluation times its store records), "
+              "so about "
               f"{t['fe_seconds_per_1e5']:.0f} s per 1e5 runs on {study.workers} cores; the whole "
               f"study took {t['total_seconds']:.0f} s of wall time in this invocation.", ""]
     par = r.get("parallelism")

@@ -247,7 +247,7 @@ def _truth(res, threshold):
     pf = fails / (n - lost)
     return {"pf": pf, "ci": [lo, hi], "model_runs": n, "failures": fails, "lost_runs": lost,
             "cov": math.sqrt((1 - pf) / (n * pf)) if pf > 0 else None,
-            "seconds_per_run": res.compute_seconds / n}
+            "seconds_per_run": res.seconds_per_run}
 
 
 def _report(study, threshold, threshold_ci, truth, methods, sobol, truth_res, t_start):

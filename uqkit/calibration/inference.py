@@ -221,13 +221,13 @@ class _Evaluator:
             else:
                 var = np.asarray(var, dtype=float).reshape(len(X), -1)
         else:
-            from .. import propagate
+            from ..execution.propagation import propagate_batch
             from ..inputs.sampling import Samples
 
             store = None if self.store is None else \
                 os.path.join(os.fspath(self.store), f"batch-{self.batches:05d}")
-            res = propagate(self.model, Samples(X, self.prior.names),
-                            executor=self._runner.pool, store=store, progress=self.progress)
+            res = propagate_batch(self.model, Samples(X, self.prior.names), self._runner.pool,
+                                  store=store, progress=self.progress)
             mean, var = res.outputs, None
         self.batches += 1
         if mean.shape[1] != k:

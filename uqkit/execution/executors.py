@@ -28,7 +28,8 @@ __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_
            "kill_child_groups", "watch_parent", "worker_init", "end_worker", "cpu_count",
            "SIGNAL_POLL", "interrupt_guard", "check_interrupt", "iter_completed",
            "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS", "check_picklable",
-           "local_executor", "release_workers", "stop_executor", "WORKER_GRACE",
+           "local_executor", "is_local_pool", "release_workers", "stop_executor",
+           "WORKER_GRACE",
            "MissingDependencyError", "DASK_CONNECT_SECONDS", "DASK_INSTALL",
            "dask_client_class", "make_executor"]
 
@@ -288,6 +289,15 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
 
 #: The local pool :func:`local_executor` gave last (loky keeps it up for reuse).
 _pool = None
+
+
+def is_local_pool(ex):
+    """Whether ``ex`` is a local process pool (loky's), whose workers run on this machine."""
+    if "loky" not in sys.modules:  # no pool was ever made here
+        return False
+    from loky import ProcessPoolExecutor
+
+    return isinstance(ex, ProcessPoolExecutor)
 
 
 def release_workers():

@@ -12,7 +12,6 @@ Example:
     (1000, 0, (1000, 1))
 """
 import logging
-import math
 import os
 import time
 from collections import Counter
@@ -22,15 +21,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_count,
-                        interrupt_guard, iter_completed, make_executor)
+                        interrupt_guard, is_local_pool, iter_completed, make_executor)
 from .model import (RAISED, ModelOutput, RunContext, describe_model, evaluate, identity_key,
                     stack_values)
 from ..inputs.sampling import Samples
+from .placement import chunk_rows, record_cost, runs_in_process, single_threaded
 from .store import StudyStore
 
 __all__ = ["RETRY", "SYSTEMATIC_ROWS", "SUMMARY_REASONS", "PropagationError",
            "PropagationInterrupted", "PropagationResult", "default_chunk_size",
-           "default_workers", "propagate"]
+           "default_workers", "propagate", "propagate_batch"]
 
 log = logging.getLogger("uqkit")
 
@@ -82,6 +82,10 @@ class PropagationResult:
             included (one worker's time; divide by the workers for a parallel run's share).
         rows_rerun: rows run one by one after the model raised on their whole batch.
         batch_errors: Counter of the exceptions with which whole batches failed.
+        seconds_per_run: the median over the chunks of their evaluation's wall time per row
+            (NaN where no chunk has a time): the cost of one run on one worker, which a
+            worker's first chunk (its imports, a JIT cache loaded: a second or more), counted
+            in ``compute_seconds``, does not skew.
     """
 
     inputs: Samples
@@ -95,6 +99,7 @@ class PropagationResult:
     compute_seconds: float = 0.0
     rows_rerun: int = 0
     batch_errors: Counter = field(default_factory=Counter)
+    seconds_per_run: float = float("nan")
 
     @property
     def ok(self):
@@ -173,10 +178,11 @@ class PropagationResult:
         return "\n".join(lines)
 
 
-def default_chunk_size(n):
-    """Rows per chunk of a new store (or a run without one): about 64 chunks for n rows. A
-    store keeps the chunk size it was made with (see :func:`propagate`)."""
-    return int(min(1024, max(16, math.ceil(n / 64))))
+def default_chunk_size(n, workers=1):
+    """Rows per chunk of a new store (or a run without one): about 64 chunks for n rows, and
+    at least one per worker (:func:`uqkit.execution.placement.chunk_rows`). A store keeps the
+    chunk size it was made with (see :func:`propagate`)."""
+    return chunk_rows(n, workers)
 
 
 def _run_chunk(model, X, context):
@@ -267,8 +273,21 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
                           progress, retry_failed)
 
 
+def propagate_batch(model, samples, executor, chunk_size=None, store=None, settings=None,
+                    progress=False, retry_failed="errors", model_key=None):
+    """:func:`propagate` of one batch of an analysis on an open ``executor``; on a local pool a
+    small batch runs in this process instead, single-threaded as in a worker, by the rule of
+    :mod:`uqkit.execution.placement` (a batch of a few cheap runs costs more to send than to
+    run). ``model_key``: the model's :func:`~uqkit.execution.model.identity_key`, if the
+    caller has it (about 1 ms to compute). The analyses' runner
+    (:class:`uqkit.execution.runner.ModelRunner`) calls it."""
+    with interrupt_guard():
+        return _propagate(model, samples, executor, None, None, chunk_size, store, settings,
+                          progress, retry_failed, place=True, model_key=model_key)
+
+
 def _propagate(model, samples, executor, workers, dask, chunk_size, store, settings, progress,
-               retry_failed):
+               retry_failed, place=False, model_key=None):
     t0 = time.perf_counter()
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
@@ -276,13 +295,6 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
     n = len(X)
     if n < 1:
         raise ValueError("samples must hold at least one row")
-    if chunk_size is None:  # a store keeps the chunks it was made with, whatever n is now
-        stored = StudyStore.stored_settings(store) if store is not None else None
-        chunk_size = stored["chunk_size"] if stored else (getattr(model, "chunk_size", None)
-                                                          or default_chunk_size(n))
-    chunk_size = int(chunk_size)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
     kind = executor if not isinstance(executor, Executor) else None
     if kind is not None:
         kind = "dask" if dask is not None else kind
@@ -291,7 +303,23 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
             kind = "serial"
     if kind in ("local", "dask"):
         check_picklable(model)
+    cost_key, pool_workers = None, 1
+    if kind == "local" or (kind is None and is_local_pool(executor)):
+        # an analysis's small batch runs here (place): see uqkit.execution.placement
+        cost_key = model_key or identity_key(model)
+        if place and runs_in_process(model, cost_key, n):
+            kind, executor = "serial", "serial"
+        else:
+            pool_workers = workers if kind == "local" else executor._max_workers
+    if chunk_size is None:  # a store keeps the chunks it was made with, whatever n is now
+        stored = StudyStore.stored_settings(store) if store is not None else None
+        chunk_size = stored["chunk_size"] if stored else (getattr(model, "chunk_size", None)
+                                                          or chunk_rows(n, pool_workers))
+    chunk_size = int(chunk_size)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
     run = _Run(model, X, chunk_size, None if store is None else os.fspath(store), progress)
+    run.cost_key = cost_key
     if store is None:
         return run.execute(executor, kind, workers, dask, samples, t0)
     # the store's chunks are checked against these inputs one by one, so a store may hold a
@@ -323,6 +351,9 @@ class _Run:
         self.systematic = None
         self.probes = set()
         self.rows_rerun, self.batch_errors = 0, Counter()
+        # the model's identity key where a local pool was asked for: its chunks' costs are
+        # recorded for the placement rule, and a batch run here is single-threaded as there
+        self.cost_key = None
 
     def rows(self, i):
         return slice(self.starts[i], self.starts[i] + self.chunk_size)
@@ -423,7 +454,7 @@ class _Run:
             loaded=n - self.computed, seconds=time.perf_counter() - t0,
             output_names=tuple(getattr(self.model, "output_names", ())),
             compute_seconds=float(sum(p.seconds for p in parts)), rows_rerun=self.rows_rerun,
-            batch_errors=self.batch_errors)
+            batch_errors=self.batch_errors, seconds_per_run=_median_row_seconds(parts))
 
     def _run(self, ex):
         order = self.order()
@@ -431,8 +462,12 @@ class _Run:
             # in-process: run and save one chunk at a time, so an interrupt keeps finished chunks
             for i in order:
                 check_interrupt()
-                self._finish(i, _run_chunk(self.model, self.task_inputs(i),
-                                           self.task_context(i)))
+                if self.cost_key is None:
+                    out = _run_chunk(self.model, self.task_inputs(i), self.task_context(i))
+                else:  # instead of a pool's worker: one thread, as there
+                    with single_threaded():
+                        out = _run_chunk(self.model, self.task_inputs(i), self.task_context(i))
+                self._finish(i, out)
             return
         check_interrupt()  # one dropped while the run was being set up
         futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i), self.task_context(i)): i
@@ -464,6 +499,8 @@ class _Run:
     def _finish(self, i, out):
         rows = self.todo.pop(i)
         self.computed += len(out.status)
+        if self.cost_key is not None:
+            record_cost(self.cost_key, int(out.ok.sum()), out.seconds)
         if out.batch_error:
             self.batch_errors[out.batch_error] += 1
             self.rows_rerun += out.rows_rerun
@@ -504,6 +541,12 @@ class _Run:
                 self.st.save(j, self.starts[j], self.X[self.rows(j)], out.values, out.status,
                              out.reasons, out.seconds)
         self.held = []
+
+
+def _median_row_seconds(parts):
+    """The median over chunks of seconds per row, or NaN where no chunk has a time."""
+    costs = [p.seconds / len(p.status) for p in parts if p.seconds > 0 and len(p.status)]
+    return float(np.median(costs)) if costs else float("nan")
 
 
 def _merge(old, rows, new):

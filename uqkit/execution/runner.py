@@ -7,7 +7,10 @@ difference points, a subset-simulation level, an active-learning enrichment). A
 client), counts the true model runs, gives every batch its own sub-store of ``store`` (so a
 killed analysis resumes without recomputing finished batches: the sequence of batches is
 deterministic for a given seed) and refuses failed rows with a clear error naming how many rows
-failed, why, and the first failing input row.
+failed, why, and the first failing input row. On a local pool, a batch too small to gain from
+the pool (a few runs of a cheap model) runs in this process instead
+(:func:`~uqkit.execution.propagation.propagate_batch`, :mod:`uqkit.execution.placement`), so
+that more workers never make such a batch slower.
 
 Imports: numpy and the execution layer (executors, model, propagation) and
 :mod:`uqkit.inputs.sampling`.
@@ -20,7 +23,7 @@ import numpy as np
 from ..inputs.sampling import Samples
 from .executors import check_picklable, make_executor
 from .model import identity_key
-from .propagation import default_workers, propagate
+from .propagation import default_workers, propagate_batch
 
 __all__ = ["ModelRunner"]
 
@@ -45,7 +48,7 @@ class ModelRunner:
         self.chunk_size, self.store, self.settings = chunk_size, store, dict(settings or {})
         self.progress = progress
         self.runs = self.computed = self.calls = 0
-        self._cm = self._ex = None
+        self._cm = self._ex = self._key = None
 
     def __enter__(self):
         if isinstance(self.executor, Executor):
@@ -57,8 +60,9 @@ class ModelRunner:
                 kind = "serial"
             if kind in ("local", "dask"):
                 check_picklable(self.model)
+            self._key = identity_key(self.model)
             self._cm = make_executor(kind, workers=self.workers, address=self.dask,
-                                     code_key=identity_key(self.model))
+                                     code_key=self._key)
             self._ex = self._cm.__enter__()
         return self
 
@@ -88,9 +92,9 @@ class ModelRunner:
         if self.store is not None:
             store = os.path.join(os.fspath(self.store), tag or f"call-{self.calls:05d}")
         self.calls += 1
-        res = propagate(self.model, Samples(X, self.inputs.names), executor=self._ex,
-                        chunk_size=self.chunk_size, store=store, settings=self.settings,
-                        progress=self.progress)
+        res = propagate_batch(self.model, Samples(X, self.inputs.names), self._ex,
+                              chunk_size=self.chunk_size, store=store, settings=self.settings,
+                              progress=self.progress, model_key=self._key)
         self.runs += len(X)
         self.computed += res.computed
         if res.n_failed:
