@@ -63,7 +63,8 @@ def fe_dataset(study, name, n, seed, model, log, need=1):
     res = propagate(model, samples, workers=study.workers, dask=study.dask,
                     executor="dask" if study.dask else "local",
                     store=study_cache(study).path(f"fe-{name}", settings),
-                    settings={"dataset": name, "seed": seed}, progress=study.progress,
+                    settings={"dataset": name, "seed": seed},
+                    progress=f"FE {name} ({n} runs)" if study.progress else False,
                     retry_failed="all" if study.retry_failed else "errors")
     log(f"FE {name}: {res.summary()}")
     ok = res.ok

@@ -251,7 +251,8 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
             the same draws: a larger n computes only the new rows, a smaller one loads a
             prefix (rows beyond it stay in the store, untouched).
         settings: extra JSON-friendly settings recorded in the store's manifest (a seed, ...).
-        progress: show a tqdm progress bar with throughput and ETA.
+        progress: show a tqdm progress bar with throughput and ETA; a string also labels it
+            (a study's phase, say; ``True``: "propagate").
         retry_failed: which failures stored by an earlier run are computed again:
             ``"errors"`` (rows whose model call raised or returned NaN or inf; default),
             ``"all"`` (also the failures the model reported itself, such as non-convergence)
@@ -421,7 +422,8 @@ class _Run:
         if self.progress:
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=n, initial=n - remaining, unit="run", desc="propagate",
+            label = self.progress if isinstance(self.progress, str) else "propagate"
+            self.bar = tqdm(total=n, initial=n - remaining, unit="run", desc=label,
                             smoothing=0.05, dynamic_ncols=True)
         try:
             if self.todo:

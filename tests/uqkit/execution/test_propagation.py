@@ -203,3 +203,16 @@ def test_the_cli_turns_a_missing_distributed_into_one_line_and_exit_code_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert len(err) == 1 and 'pip install "uqkit[dask]"' in err[0], err
+
+
+def test_a_progress_label_names_the_bar(capsys):
+    """``progress="..."`` labels the bar (a study's phase); ``True`` keeps "propagate"."""
+    import numpy as np
+
+    from uqkit import propagate
+
+    X = np.arange(6.0).reshape(3, 2)
+    for progress, label in (("FE truth (3 runs)", "FE truth (3 runs)"), (True, "propagate")):
+        propagate(lambda x: x.sum(1), X, executor="serial", progress=progress)
+        err = capsys.readouterr().err
+        assert label in err and "3/3" in err
