@@ -12,16 +12,23 @@ task 0.8-1.0 ms more than the model itself, and FORM, 61 batches of 1 to 11 FE r
 1 ms, took 0.74 s in one process, 3.3 s on 2 workers and 19.8 s on 16 (33.9 s in a quieter
 run): the first batches each waited for a worker that had not run the model yet.
 
-The rule (:func:`runs_in_process`): a batch runs in this process when its estimated cost,
-rows x the model's cost per row measured in this process (:func:`record_cost`; any
-executor's chunks count, the smallest of the last :data:`COST_HISTORY` is taken, since a
-first call's imports and a busy machine only inflate it), is below :data:`IN_PROCESS_SECONDS`.
-Such a batch can save at most that much on a warm pool, and costs seconds on a cold one. A
-model not measured yet runs a batch of at most :data:`PROBE_ROWS` rows here (its cost is then
-known), unless it says its runs are slow (``cores_per_run``, ``chunk_size`` or
-``takes_context``, as :class:`uqkit.external.ExternalModel` does): those go to the pool. The
-decision depends on the model and the batch, never on the number of workers, so more workers
-never cost a small batch more than fewer. Only an analysis's batches are placed so
+The rule (:func:`runs_in_process`) is the ski-rental one (rent until the rent paid equals
+the price of buying; never more than twice the best choice in hindsight, Karlin et al.
+1988): a batch's estimated cost is rows x the model's cost per row measured in this process
+(:func:`record_cost`; any executor's chunks count, the smallest of the last
+:data:`COST_HISTORY` is taken, since a first call's imports and a busy machine only inflate
+it). While the model has not gone to the pool, its batches run here as long as the seconds
+spent here on it, this batch included, stay below :data:`COLD_POOL_SECONDS`, about what
+warming a pool costs; after that, or for a batch that costs as much on its own, the pool is
+warmed and used for every batch above :data:`IN_PROCESS_SECONDS` (which a warm pool's
+dispatch, about 1 ms a task, would eat). So FORM on a fast model (0.7 s in all) never starts
+a worker, and a long run of 66 ms batches (subset simulation's chain steps) pays at most
+1.5 s before it moves to the pool. A model not measured yet runs a batch of at most
+:data:`PROBE_ROWS` rows here (its cost is then known), unless it says its runs are slow
+(``cores_per_run``, ``chunk_size`` or ``takes_context``, as
+:class:`uqkit.external.ExternalModel` does): those go to the pool. The decision depends on
+the model and the batches, never on the number of workers, so more workers never cost a
+small batch more than fewer (but for the pool's start, paid once and in parallel). Only an analysis's batches are placed so
 (:func:`uqkit.execution.propagation.propagate_batch`); :func:`uqkit.propagate` runs on the
 pool it is given, where a model that crashes its process takes a worker with it, not the run.
 
@@ -37,12 +44,15 @@ import sys
 from collections import deque
 from contextlib import contextmanager
 
-__all__ = ["IN_PROCESS_SECONDS", "PROBE_ROWS", "COST_HISTORY", "SLOW_MODEL_ATTRIBUTES",
-           "chunk_rows", "record_cost", "row_seconds", "forget_costs", "runs_in_process",
-           "single_threaded"]
+__all__ = ["IN_PROCESS_SECONDS", "COLD_POOL_SECONDS", "PROBE_ROWS", "COST_HISTORY",
+           "SLOW_MODEL_ATTRIBUTES", "chunk_rows", "record_cost", "record_in_process",
+           "row_seconds", "forget_costs", "runs_in_process", "single_threaded"]
 
-#: Estimated seconds of a batch below which it runs in this process rather than on the pool.
-IN_PROCESS_SECONDS = 0.25
+#: Estimated seconds of a batch below which it runs in this process even with a warm pool.
+IN_PROCESS_SECONDS = 0.005
+#: Seconds a model may spend in this process before its batches move to the pool: about the
+#: cost of warming a pool (its first task: 1.2-1.35 s measured with 2 workers on 2 cores).
+COLD_POOL_SECONDS = 1.5
 #: Rows of a batch that runs in this process while its model's cost is not measured yet.
 PROBE_ROWS = 32
 #: Chunks whose cost per row is remembered per model.
@@ -52,6 +62,10 @@ SLOW_MODEL_ATTRIBUTES = ("cores_per_run", "chunk_size", "takes_context")
 
 #: Seconds per good row of the last chunks of each model, by its identity key.
 _costs = {}
+#: Seconds each model's batches have spent in this process, by its identity key.
+_spent_here = {}
+#: The models whose batches have gone to the pool (it is warm for them).
+_on_pool = set()
 
 
 def chunk_rows(n, workers=1):
@@ -78,9 +92,16 @@ def row_seconds(key):
     return min(costs) if costs else None
 
 
+def record_in_process(key, seconds):
+    """Count ``seconds`` of the model ``key`` spent in this process instead of on the pool."""
+    _spent_here[key] = _spent_here.get(key, 0.0) + max(0.0, seconds)
+
+
 def forget_costs():
-    """Forget every measured cost (tests, benchmarks)."""
+    """Forget every measured cost and placement (tests, benchmarks)."""
     _costs.clear()
+    _spent_here.clear()
+    _on_pool.clear()
 
 
 def runs_in_process(model, key, rows):
@@ -90,7 +111,13 @@ def runs_in_process(model, key, rows):
     if cost is None:
         slow = any(getattr(model, name, None) for name in SLOW_MODEL_ATTRIBUTES)
         return rows <= PROBE_ROWS and not slow
-    return rows * cost < IN_PROCESS_SECONDS
+    estimate = rows * cost
+    if estimate < IN_PROCESS_SECONDS:
+        return True
+    if key not in _on_pool and _spent_here.get(key, 0.0) + estimate < COLD_POOL_SECONDS:
+        return True
+    _on_pool.add(key)
+    return False
 
 
 #: A threadpoolctl controller, with the number of modules loaded when it was made.

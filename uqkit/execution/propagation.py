@@ -25,7 +25,8 @@ from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_co
 from .model import (RAISED, ModelOutput, RunContext, describe_model, evaluate, identity_key,
                     stack_values)
 from ..inputs.sampling import Samples
-from .placement import chunk_rows, record_cost, runs_in_process, single_threaded
+from .placement import (chunk_rows, record_cost, record_in_process, runs_in_process,
+                        single_threaded)
 from .store import StudyStore
 
 __all__ = ["RETRY", "SYSTEMATIC_ROWS", "SUMMARY_REASONS", "PropagationError",
@@ -469,6 +470,7 @@ class _Run:
                 else:  # instead of a pool's worker: one thread, as there
                     with single_threaded():
                         out = _run_chunk(self.model, self.task_inputs(i), self.task_context(i))
+                    record_in_process(self.cost_key, out.seconds)
                 self._finish(i, out)
             return
         check_interrupt()  # one dropped while the run was being set up

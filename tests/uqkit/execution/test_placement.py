@@ -57,9 +57,19 @@ def test_the_rule_measured_costs_and_unmeasured_models():
     placement.record_cost("k", 10, 0.01)  # then 1 ms a row: the smallest counts
     placement.record_cost("k", 0, 0.0)  # a chunk without good rows says nothing
     assert placement.row_seconds("k") == pytest.approx(1e-3)
-    rows_under = int(placement.IN_PROCESS_SECONDS / 1e-3) - 1
-    assert placement.runs_in_process(slow, "k", rows_under)
-    assert not placement.runs_in_process(fast, "k", rows_under + 2)
+    # ski rental: batches stay here until the seconds spent here would pass the pool's warming
+    budget_rows = int(placement.COLD_POOL_SECONDS / 1e-3)
+    assert not placement.runs_in_process(fast, "k", budget_rows + 1)  # one batch worth it
+    placement.forget_costs()
+    placement.record_cost("k", 10, 0.01)
+    batch = budget_rows // 3 - 1
+    for _ in range(3):
+        assert placement.runs_in_process(slow, "k", batch)
+        placement.record_in_process("k", batch * 1e-3)
+    assert not placement.runs_in_process(fast, "k", batch)  # the fourth would pass it
+    assert not placement.runs_in_process(fast, "k", 10)  # the pool is warm: 10 ms go there
+    tiny = int(placement.IN_PROCESS_SECONDS / 1e-3) - 1
+    assert placement.runs_in_process(fast, "k", tiny)  # below a warm pool's dispatch
 
 
 def test_a_tiny_batch_runs_here_with_the_pool_s_rows():
@@ -78,6 +88,7 @@ def test_a_sequence_of_small_batches_reuses_one_pool(monkeypatch):
     """Batches of any size on a runner's pool: the same pool object and the same workers."""
     monkeypatch.setattr(placement, "PROBE_ROWS", 0)  # everything to the pool
     monkeypatch.setattr(placement, "IN_PROCESS_SECONDS", 0.0)
+    monkeypatch.setattr(placement, "COLD_POOL_SECONDS", 0.0)
     X = sample(INPUTS, 60, seed=4).values
     pids, pools = set(), set()
     with ModelRunner(WhereRun(), INPUTS, workers=2) as run:
