@@ -140,8 +140,9 @@ def markdown(study, r):
                "the noise precision learned with the weights), then the full-GGN linearised "
                "Laplace posterior about it (`BDL(inference=\"laplace\")`), its prior "
                "precision per parameter tensor and its noise per output set by the Laplace "
-               "evidence (ablation below); the fits of one "
-               "training size train as one batched program (`surrogates.fit_many`). The "
+               "evidence (ablation below); the fits of one training size train as batched "
+               "programs of about 1024 rows in all (`surrogates.fit_many`), each prior's UQ "
+               "fit on its own. The "
                "hierarchical prior integrates each layer's IG(1, 1) variance out (a Student-t "
                "per layer). `--paper` runs the paper's mean-field VI recipe instead."),
               *_coverage_notes(r),

@@ -35,7 +35,8 @@ def bdl_settings(n, study, seed):
     then learned; ``max_iter`` iterations in all) and the full-GGN linearised Laplace posterior
     about it (``inference="laplace"``), whose prior precision per parameter tensor and noise
     precision per output maximise the Laplace evidence (``laplace_prior_scale="evidence"``).
-    Fits of one size train as one batched program (:func:`surrogates.fit_many`).
+    Fits of one size train as batched programs of about :data:`TABLE_TASK_ROWS` rows
+    (:func:`surrogates.fit_many`, :func:`table_parts`).
 
     ``--paper``: the paper's method and settings: mean-field VI by Adam, lr 0.005 x 0.75 every
     100 epochs, ``epochs`` epochs, batch 16, 200 ELBO samples, from a small posterior standard

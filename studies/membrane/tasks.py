@@ -176,8 +176,8 @@ def _prior_precision_metrics(model, X, Y, Xv, Yv):
 
 
 def table_task(task):
-    """Train the fits of one :class:`TableTask` (every prior and seed of one training size) as
-    one batched program and score each on the validation set; returns {key: metrics}."""
+    """Train the fits of one :class:`TableTask` (some priors and seeds of one training size)
+    as one batched program and score each on the validation set; returns {key: metrics}."""
     models, seconds = _fit_members(task.fits)
     out = {}
     for fit, model in zip(task.fits, models):
@@ -216,8 +216,8 @@ def baseline_task(task):
 
 
 def uq_task(task):
-    """Train the UQ surrogates (one per prior) as one batched program and save each to its
-    path; then each one's surrogate Monte Carlo: its predictive mean and 50 posterior function
+    """Train the UQ surrogates of ``task.fits`` (the study gives one per task) as one batched
+    program and save each to its path; then each one's surrogate Monte Carlo: its predictive mean and 50 posterior function
     draws at the inputs ``Xmc``, on one core (``predict_seconds``), and their statistics against
     the FE truth ``Wt`` (:func:`_uq_statistics`)."""
     models, seconds = _fit_members(task.fits)

@@ -59,9 +59,10 @@ class EvidenceSearch(BaseEstimator):
         n_jobs: worker processes for :func:`surrogates.fit_many`.
 
     Attributes:
-        best_estimator_: the chosen fitted estimator; best_params_: its grid setting;
-        best_index_: its row in ``results_``; log_evidence_: its evidence (nats, targets in
-        their own units).
+        best_estimator_: the chosen fitted estimator.
+        best_params_: its grid setting.
+        best_index_: its row in ``results_``.
+        log_evidence_: its evidence (nats, targets in their own units).
         results_: one dict per fit: ``params``, ``restart``, ``seed``, ``log_evidence``,
             ``objective`` (the MAP's training objective) and ``converged``.
     """
