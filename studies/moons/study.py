@@ -97,6 +97,7 @@ def _laplace_task(task):
     import torch
 
     from surrogates import BDLClassifier
+    from surrogates.bdl.evidence_search import SEED_STRIDE
 
     torch.set_num_threads(1)
     study, noise = task.study, task.noise
@@ -105,7 +106,7 @@ def _laplace_task(task):
     t0 = time.perf_counter()
     fitted, records = fit_restarts(
         lambda i, r: BDLClassifier(hidden=(5, 5), prior=PRIORS[pairs[i][0]], inference="laplace",
-                                   max_iter=study.max_iter, seed=pairs[i][1] + 1000 * r,
+                                   max_iter=study.max_iter, seed=pairs[i][1] + SEED_STRIDE * r,
                                    num_threads=1, progress=False),
         [draws[s][:2] for _, s in pairs], study.restarts)
     seconds = (time.perf_counter() - t0) / len(pairs)

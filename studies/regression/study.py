@@ -45,10 +45,11 @@ def bdl_models(study, seed, restart=0):
     """The Bayesian rows of one data draw (unfitted); ``restart`` shifts the seed of the
     default (Laplace) rows' initialisation."""
     from surrogates import BDL
+    from surrogates.bdl.evidence_search import SEED_STRIDE
 
     if not study.paper:
         kw = dict(hidden=(20,), inference="laplace", max_iter=study.max_iter, noise_std=0.1,
-                  seed=seed + 1000 * restart, num_threads=1, progress=False,
+                  seed=seed + SEED_STRIDE * restart, num_threads=1, progress=False,
                   laplace_prior_scale="evidence" if study.noise == "evidence" else 1.0)
         return {"BDL": BDL(prior="normal(0, 0.1)", **kw),
                 HIER: BDL(prior="hierarchical-normal", **kw)}

@@ -227,7 +227,8 @@ class _Evaluator:
             store = None if self.store is None else \
                 os.path.join(os.fspath(self.store), f"batch-{self.batches:05d}")
             res = propagate_batch(self.model, Samples(X, self.prior.names), self._runner.pool,
-                                  store=store, progress=self.progress)
+                                  store=store, progress=self.progress,
+                                  model_key=self._runner.model_key)
             mean, var = res.outputs, None
         self.batches += 1
         if mean.shape[1] != k:

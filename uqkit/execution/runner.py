@@ -72,6 +72,13 @@ class ModelRunner:
         :func:`propagate` themselves (a calibration, whose failed runs are results)."""
         return self._ex
 
+    @property
+    def model_key(self):
+        """The model's :func:`~uqkit.execution.model.identity_key`, computed once when the
+        ``with`` block opened its executor (None where the caller gave one), for callers of
+        :func:`~uqkit.execution.propagation.propagate_batch` on :attr:`pool`."""
+        return self._key
+
     def __exit__(self, *exc):
         if self._cm is not None:
             self._cm.__exit__(*exc)
