@@ -3,15 +3,16 @@ Ishigami Sobol' indices (exact closed forms), FORM on a hyperplane (exact), subs
 at Pf = Phi(-4.5) ~ 3.4e-6 in 10-D over seeds (each sampler on the same seeds: the spread of
 Pf over the seeds against the estimated CoV, the intervals' coverage of the exact Pf), subset
 simulation with its defaults (target CoV 0.3 within 10^4 runs: runs used, CoV reported and
-over seeds, bias, the share of seeds meeting the target) and Monte Carlo's and importance
-sampling's defaults, and
+over seeds, bias, the share of seeds meeting the target), Monte Carlo's and importance
+sampling's defaults and the same two run to a target CoV (Monte Carlo 0.1 at Pf = Phi(-3),
+importance sampling 0.02 at Phi(-4.5)), and
 active learning with the GP and with the BDL on the four-branch series system (Echard et al.
 2011 reference Pf).
 
     python benchmarks/bench_uq.py [--json] [--seeds 200] [--subset-n 1800]
                                   [--samplers acs,mma] [--candidates 300000]
                                   [--only ishigami,form,subset,subset-default,
-                                          sampling-default,active]
+                                          sampling-default,sampling-target,active]
 """
 import argparse
 import json
@@ -39,7 +40,7 @@ def main(argv=None):
                     help="subset simulation's samples per level (1800: 9,900 runs at 6 levels)")
     ap.add_argument("--samplers", default="acs,mma", help="subset simulation's samplers")
     ap.add_argument("--only", default="ishigami,form,subset,subset-default,sampling-default,"
-                                      "active",
+                                      "sampling-target,active",
                     help="parts to run")
     ap.add_argument("--candidates", type=int, default=300_000,
                     help="candidate population of active learning")
@@ -90,6 +91,10 @@ def main(argv=None):
     for method, beta in (("mc", 3.0), ("is", 4.5)) if "sampling-default" in parts else ():
         out[f"{method}_default_beta_{beta:g}_10d".replace(".", "_")] = sampling_defaults(
             method, min(args.seeds, 200), beta)
+    for method, beta, target in ((("mc", 3.0, 0.1), ("is", 4.5, 0.02))
+                                 if "sampling-target" in parts else ()):
+        out[f"{method}_target_{target:g}_beta_{beta:g}_10d".replace(".", "_")] = (
+            sampling_defaults(method, args.seeds, beta, target_cov=target))
 
     # active learning with the GP and the BDL on one candidate population: Pf against the
     # literature's reference and against the population's own Pf (the true g on every
@@ -119,18 +124,25 @@ def main(argv=None):
     return out
 
 
-def sampling_defaults(method, seeds, beta):
-    """Monte Carlo or importance sampling with its default n over seeds, on the 10-D
-    hyperplane: runs, CoV reported and over seeds, bias."""
+def sampling_defaults(method, seeds, beta, **options):
+    """Monte Carlo or importance sampling with its default n (or ``options``) over seeds, on
+    the 10-D hyperplane: runs, CoV reported and over seeds, bias, interval coverage."""
+    t0 = time.perf_counter()
     exact = float(special.ndtr(-beta))
     runs = [failure_probability(lambda X: hyperplane(X, beta), normals(10), method=method,
-                                seed=s, executor="serial") for s in range(seeds)]
+                                seed=s, executor="serial", **options) for s in range(seeds)]
     pf = np.array([x.pf for x in runs])
-    return {"seeds": seeds, "exact": exact,
+    return {"seeds": seeds, "exact": exact, **options,
             "model_runs_mean": float(np.mean([x.model_runs for x in runs])),
+            "model_runs_max": int(max(x.model_runs for x in runs)),
+            "estimate_runs_mean": float(np.mean([x.info["n"] for x in runs])),
             "estimated_cov_mean": float(np.mean([x.cov for x in runs])),
             "empirical_cov": float(pf.std(ddof=1) / pf.mean()),
-            "mean_pf_over_exact": float(pf.mean() / exact)}
+            "mean_pf_over_exact": float(pf.mean() / exact),
+            "mean_pf_over_exact_se": float(pf.std(ddof=1) / np.sqrt(len(pf)) / exact),
+            "target_met_share": float(np.mean([x.info.get("target_met", True) for x in runs])),
+            "ci_cover_share": float(np.mean([x.ci[0] <= exact <= x.ci[1] for x in runs])),
+            "seconds": time.perf_counter() - t0}
 
 
 def subset_defaults(seeds, beta):

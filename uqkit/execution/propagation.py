@@ -309,10 +309,9 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
     if kind == "local" or (kind is None and is_local_pool(executor)):
         # an analysis's small batch runs here (place): see uqkit.execution.placement
         cost_key = model_key or identity_key(model)
-        if place and runs_in_process(model, cost_key, n):
-            kind, executor = "serial", "serial"
-        else:
-            pool_workers = workers if kind == "local" else executor._max_workers
+        pool_workers = workers if kind == "local" else executor._max_workers
+        if place and runs_in_process(model, cost_key, n, pool_workers / cpu_count()):
+            kind, executor, pool_workers = "serial", "serial", 1
     if chunk_size is None:  # a store keeps the chunks it was made with, whatever n is now
         stored = StudyStore.stored_settings(store) if store is not None else None
         chunk_size = stored["chunk_size"] if stored else (getattr(model, "chunk_size", None)

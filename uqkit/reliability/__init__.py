@@ -14,7 +14,8 @@ Modules, each importing only those above it::
     result       ReliabilityResult, ConvergenceError, beta_of, the binomial interval
     limit_state  g in the standard normal space, run through a ModelRunner; systems
     simulation   crude Monte Carlo and importance sampling (which uses form)
-    form         FORM (improved HL-RF) and SORM (Breitung, Hohenbichler-Rackwitz, Tvedt)
+    form         FORM (SQP or improved HL-RF) and SORM (Breitung, Hohenbichler-Rackwitz,
+                 Tvedt)
     subset       subset simulation (MMA and adaptive conditional sampling)
     active       active learning on a surrogate's predictive mean and std
     api          failure_probability: the method table, options and the runner

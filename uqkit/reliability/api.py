@@ -28,7 +28,7 @@ def method_options(method):
     """The names of the options that :func:`failure_probability` takes for ``method``.
 
     >>> method_options("mc")
-    ['n', 'level', 'batch']
+    ['n', 'level', 'batch', 'target_cov', 'max_runs']
     """
     func = METHODS[method]
     allowed = [p.name for p in inspect.signature(func).parameters.values()
@@ -52,10 +52,12 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
         executor, workers, dask, chunk_size, progress: as in :func:`uqkit.propagate`.
         store: a directory; each batch of model runs is stored in a sub-directory, so a
             killed analysis resumes without recomputing.
-        **options: the method's options: ``mc``: n, level, batch; ``form``: u0, tol,
-            max_iter, fd, fd_step; ``sorm``: form_result, formula, hessian_step and FORM's;
-            ``is``: n, level, form_result and FORM's; ``subset``: target_cov, max_runs,
-            n, p0, ...: see :func:`uqkit.reliability.subset.subset_simulation`; ``active``: see
+        **options: the method's options: ``mc``: n, level, batch, target_cov, max_runs;
+            ``form``: u0, tol, max_iter, fd, fd_step; ``sorm``: form_result, formula,
+            hessian_step and FORM's; ``is``: n, level, form_result, target_cov, max_runs,
+            batch and FORM's (both: :mod:`uqkit.reliability.simulation`); ``subset``:
+            target_cov, max_runs, n, p0, ...: see
+            :func:`uqkit.reliability.subset.subset_simulation`; ``active``: see
             :func:`uqkit.reliability.active.active_learning`.
 
     Returns:

@@ -1,15 +1,48 @@
 """Sampling estimators of Pf: crude Monte Carlo and importance sampling at the FORM design
-point.
+point, with a fixed sample size or until a target coefficient of variation.
 
-Monte Carlo (``"mc"``): ``Pf = m / n`` for m failures in n runs, CoV ``sqrt((1 - Pf) / (n Pf))``
-and the exact binomial (Clopper-Pearson 1934) interval from beta quantiles::
+Monte Carlo (``"mc"``), fixed ``n``: ``Pf = m / n`` for m failures in n runs, CoV
+``sqrt((1 - Pf) / (n Pf))`` and the exact binomial (Clopper-Pearson 1934) interval from beta
+quantiles::
 
     lower = B^-1(a/2; m, n - m + 1),   upper = B^-1(1 - a/2; m + 1, n - m)
 
-Importance sampling (``"is"``): n draws of the standard normal density shifted to u*,
+Monte Carlo to a target (``target_cov``, ``max_runs``): inverse binomial sampling (Haldane
+1945). The draws are one stream; the runs stop at the r-th failure, r = ceil(2 + 1 /
+target_cov^2), or at ``max_runs``. With N the index of the r-th failure::
+
+    Pf = (r - 1) / (N - 1),      Var[Pf] <= Pf^2 (1 - Pf) / (r - 2)
+
+is unbiased (the estimator of a closed sequential plan, Girshick, Mosteller & Savage 1946;
+stopped at the budget with m < r failures in n = max_runs runs, ``Pf = m / n``, also
+unbiased), and the bound on its variance (Mikulski & Smith 1976) is tight as Pf -> 0, where
+N Pf ~ Gamma(r, 1): the reported ``cov = sqrt((1 - Pf) / (r - 2))`` is at most the target. A
+plain ``m / n`` with a stopping rule on m would be biased upwards by about 1 / r (9 % at a
+target of 0.3). The interval is exact for the stopping rule: ``N <= n`` exactly when a
+binomial(n, Pf) count reaches r, so::
+
+    lower = B^-1(a/2; r, N - r + 1),   upper = B^-1(1 - a/2; r, N - r)
+
+(at the budget, Clopper-Pearson's). The draws are run in batches (one model call each): the
+first of ``n`` rows (default 1000), each next one sized to the failures still missing at the
+rate seen so far, ``(r - m) n_spent / max(m, 1)`` rows, at most ``batch`` and what the budget
+leaves. Rows of the last batch after the r-th failure are run but unused
+(``info["unused_runs"]``): the price of batching an inverse sampling plan.
+
+Importance sampling (``"is"``): draws of the standard normal density shifted to u*,
 ``h(u) = phi(u - u*)``, with weights ``w = phi(u) / h(u) = exp(-u . u* + |u*|^2 / 2)``;
 ``Pf = mean(1[g <= 0] w)``, its standard error from the sample variance of the weighted
-indicators, and a normal-approximation interval ``Pf +- z se`` (clipped at 0).
+indicators, and a normal-approximation interval ``Pf +- z se`` (clipped at 0). To a target:
+after the first n draws, batches of ``1.1 n_spent ((cov / target)^2 - 1)`` more draws (CoV
+falls as 1 / sqrt(n)), pooled, until ``cov <= target_cov`` or the budget; ``max_runs`` counts
+FORM's runs too. Stopping on the estimated CoV leaves a bias of order 1 / n_spent, measured in
+the guide's table of defaults.
+
+Both warn where the budget runs out before the target, naming the CoV reached, the target and
+the runs spent (``info["target_met"]`` False).
+
+References: Haldane (1945), Biometrika 33: 222-225. Girshick, Mosteller & Savage (1946), Ann.
+Math. Stat. 17: 13-23. Mikulski & Smith (1976), Biometrika 63: 216-217.
 
 Imports: numpy, scipy, :mod:`uqkit.validation` and the package's result and form modules.
 """
@@ -17,63 +50,203 @@ import math
 import warnings
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from ..validation import check_float, check_int
 from .form import _form_point
 from .result import beta_of, clopper_pearson
 
-__all__ = ["monte_carlo", "importance_sampling"]
+__all__ = ["MC_MAX_RUNS", "IS_MAX_RUNS", "failures_for_cov", "monte_carlo",
+           "importance_sampling"]
+
+#: Monte Carlo's budget where only ``target_cov`` is given.
+MC_MAX_RUNS = 1_000_000
+#: Importance sampling's budget (FORM's runs included) where only ``target_cov`` is given.
+IS_MAX_RUNS = 100_000
+_MC_FIRST = 1000  # Monte Carlo's first batch to a target
+_IS_MARGIN = 1.1  # importance sampling's next batch: 10 % above the 1 / sqrt(n) prediction
 
 
-def monte_carlo(ls, rng, n=100_000, level=0.95, batch=1_000_000):
-    """Crude Monte Carlo with a Clopper-Pearson interval (see the module notes)."""
-    n = check_int(n, "n", 1)
+def failures_for_cov(target_cov):
+    """The failures r that inverse binomial sampling waits for: the least r >= 3 with
+    ``1 / sqrt(r - 2) <= target_cov``.
+
+    >>> failures_for_cov(0.3), failures_for_cov(0.1)
+    (14, 102)
+    """
+    r = max(3, math.ceil(2 + 1 / target_cov ** 2))
+    while r > 3 and 1 / math.sqrt(r - 3) <= target_cov:  # 1 / 0.1^2 rounds above 100
+        r -= 1
+    return r
+
+
+def _target_settings(n, target_cov, max_runs, first, default_budget):
+    """(target mode?, first batch, target, budget) from a sampler's arguments: ``n`` alone or
+    nothing is a fixed sample; a target or a budget runs to it (a budget alone is spent)."""
+    if target_cov is None and max_runs is None:
+        return False, n, None, None
+    if target_cov is not None:
+        target_cov = check_float(target_cov, "target_cov", 0.0, math.inf)
+    max_runs = check_int(default_budget if max_runs is None else max_runs, "max_runs", 1)
+    return True, first if n is None else n, target_cov, max_runs
+
+
+def _warn_missed(method, cov, target, spent, max_runs, stacklevel):
+    warnings.warn(f"{method} reached CoV {cov:.3g}, above target_cov={target:g}, with {spent} "
+                  f"of max_runs={max_runs} model runs; raise max_runs or target_cov",
+                  UserWarning, stacklevel=stacklevel + 1)
+
+
+def monte_carlo(ls, rng, n=None, level=0.95, batch=1_000_000, target_cov=None, max_runs=None):
+    """Crude Monte Carlo with an exact interval (see the module notes).
+
+    Args:
+        n: runs (default 100,000); with ``target_cov`` or ``max_runs``, the first batch's
+            rows (default 1000).
+        level: confidence level of the interval.
+        batch: most rows in one model call.
+        target_cov: run until the estimate's CoV is at most this (inverse binomial sampling;
+            default none: a fixed n).
+        max_runs: budget of model runs, never exceeded (default 1,000,000 where
+            ``target_cov`` is given; alone, it is spent).
+    """
     batch = check_int(batch, "batch", 1)
     level = check_float(level, "level", 0.0, 1.0)
+    to_target, n, target, max_runs = _target_settings(n, target_cov, max_runs, _MC_FIRST,
+                                                      MC_MAX_RUNS)
+    n = check_int(100_000 if n is None else n, "n", 1)
+    if to_target:
+        return _monte_carlo_to_target(ls, rng, n, target, max_runs, level, batch)
     d = ls.inputs.dim
     failures = 0
     for b, start in enumerate(range(0, n, batch)):
         U = rng.standard_normal((min(batch, n - start), d))
         failures += int(np.count_nonzero(ls(U, tag=f"mc-{b:04d}") <= 0))
+    return _fixed_mc_result(failures, n, level, stacklevel=4)
+
+
+def _fixed_mc_result(failures, n, level, stacklevel):
     pf = failures / n
     ci = clopper_pearson(failures, n, level)
     if failures == 0:
         warnings.warn(f"no failure in n={n} Monte Carlo runs: pf = 0, with a {100 * level:g}% "
                       f"upper bound of {ci[1]:.3g}; use more runs or subset simulation",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=stacklevel)
     cov = math.sqrt((1 - pf) / (n * pf)) if pf > 0 else math.inf
     return dict(pf=pf, cov=cov, ci=ci, beta=beta_of(pf), level=level,
                 info={"n": n, "failures": failures})
 
 
-def importance_sampling(ls, rng, n=2000, level=0.95, form_result=None, **form_options):
+def _monte_carlo_to_target(ls, rng, first, target, max_runs, level, batch):
+    """Inverse binomial sampling in batches (module notes)."""
+    r = None if target is None else failures_for_cov(target)
+    d, spent, failures, size, b = ls.inputs.dim, 0, 0, min(first, max_runs, batch), 0
+    stop_at = None  # the index (1-based) of the r-th failure
+    while size > 0:
+        fails = ls(rng.standard_normal((size, d)), tag=f"mc-target-{b:04d}") <= 0
+        b += 1
+        if r is not None and failures + np.count_nonzero(fails) >= r:
+            stop_at = spent + int(np.flatnonzero(fails)[r - failures - 1]) + 1
+        spent += size
+        failures += int(np.count_nonzero(fails))
+        if stop_at is not None:
+            break
+        size = max_runs - spent if r is None else math.ceil((r - failures) * spent
+                                                             / max(failures, 1))
+        size = min(size, batch, max_runs - spent)
+    info = {"target_cov": target, "max_runs": max_runs, "batches": b}
+    if stop_at is None:  # the budget, spent: a fixed sample of max_runs rows
+        out = _fixed_mc_result(failures, spent, level, stacklevel=5)
+        out["info"].update(info, target_met=target is None, unused_runs=0)
+        if target is not None:
+            _warn_missed("Monte Carlo", out["cov"], target, spent, max_runs, stacklevel=4)
+        return out
+    pf = (r - 1) / (stop_at - 1)
+    alpha = 1 - level
+    ci = (float(stats.beta.ppf(alpha / 2, r, stop_at - r + 1)),
+          float(stats.beta.ppf(1 - alpha / 2, r, stop_at - r)) if stop_at > r else 1.0)
+    info.update(n=stop_at, failures=r, target_met=True, unused_runs=spent - stop_at,
+                ci_kind="exact (inverse binomial)")
+    return dict(pf=pf, cov=math.sqrt((1 - pf) / (r - 2)), ci=ci, beta=beta_of(pf),
+                level=level, info=info)
+
+
+def importance_sampling(ls, rng, n=None, level=0.95, form_result=None, target_cov=None,
+                        max_runs=None, batch=1_000_000, **form_options):
     """Importance sampling around the FORM design point (see the module notes).
 
     Args:
-        n: importance samples.
+        n: importance samples (default 2000; with ``target_cov`` or ``max_runs``, the
+            first batch's).
         form_result: a FORM result to reuse (its runs are included in ``model_runs``);
             else FORM runs here with ``form_options``.
+        target_cov: draw until the estimate's CoV is at most this (default none: a fixed n).
+        max_runs: budget of model runs, FORM's included, never exceeded (default 100,000
+            where ``target_cov`` is given; alone, it is spent).
+        batch: most draws in one model call to a target.
     """
-    n = check_int(n, "n", 2)
+    batch = check_int(batch, "batch", 1)
     level = check_float(level, "level", 0.0, 1.0)
+    to_target, n, target, max_runs = _target_settings(n, target_cov, max_runs, 2000,
+                                                      IS_MAX_RUNS)
+    n = check_int(2000 if n is None else n, "n", 2)
+    runs_at_start = ls.runs
     f, runs_before = _form_point(ls, form_result, form_options)
     ustar = f["design_point"]["u"]
-    U = ustar + rng.standard_normal((n, len(ustar)))
-    fails = ls(U, tag="is") <= 0
-    w = np.exp(-U @ ustar + 0.5 * ustar @ ustar)
-    v = np.where(fails, w, 0.0)
+    form_runs = runs_before + ls.runs - runs_at_start
+    info = {"form_beta": f["beta"], "ci_kind": "normal approximation"}
+    if to_target:
+        if form_runs + n > max_runs:
+            raise ValueError(f"max_runs={max_runs} does not cover FORM's {form_runs} runs and "
+                             f"the first n={n} importance samples; raise max_runs or lower n")
+        values = _weighted_to_target(ls, rng, ustar, n, target, max_runs - form_runs, batch)
+        info.update(target_cov=target, max_runs=max_runs)
+    else:
+        values = [_weighted_indicators(ls, rng, ustar, n, "is")]
+    v = np.concatenate(values)
     pf = float(v.mean())
-    se = float(v.std(ddof=1) / math.sqrt(n))
+    se = float(v.std(ddof=1) / math.sqrt(len(v)))
+    cov = se / pf if pf > 0 else math.inf
     z = special.ndtri(0.5 + level / 2)
-    if not fails.any():
-        warnings.warn(f"no failure among n={n} importance samples: pf = 0; check the design "
-                      "point or raise n", UserWarning, stacklevel=3)
-    return dict(pf=pf, cov=se / pf if pf > 0 else math.inf,
-                ci=(max(pf - z * se, 0.0), pf + z * se), beta=beta_of(pf), level=level,
-                design_point=f["design_point"], alpha=f["alpha"], importance=f["importance"],
-                history=f["history"],
-                info={"n": n, "failures": int(fails.sum()), "form_beta": f["beta"],
-                      "ci_kind": "normal approximation"}, extra_runs=runs_before)
+    if pf == 0:
+        warnings.warn(f"no failure among n={len(v)} importance samples: pf = 0; check the "
+                      "design point or raise n", UserWarning, stacklevel=3)
+    if to_target:
+        info.update(target_met=target is None or cov <= target, batches=len(values))
+        if not info["target_met"]:
+            _warn_missed("importance sampling", cov, target, form_runs + len(v), max_runs,
+                         stacklevel=3)
+    info.update(n=len(v), failures=int(np.count_nonzero(v)))
+    return dict(pf=pf, cov=cov, ci=(max(pf - z * se, 0.0), pf + z * se), beta=beta_of(pf),
+                level=level, design_point=f["design_point"], alpha=f["alpha"],
+                importance=f["importance"], history=f["history"], info=info,
+                extra_runs=runs_before)
 
 
+def _weighted_indicators(ls, rng, ustar, n, tag):
+    """1[g <= 0] w of n draws around u* (module notes)."""
+    U = ustar + rng.standard_normal((n, len(ustar)))
+    fails = ls(U, tag=tag) <= 0
+    return np.where(fails, np.exp(-U @ ustar + 0.5 * ustar @ ustar), 0.0)
+
+
+def _weighted_to_target(ls, rng, ustar, first, target, budget, batch):
+    """Batches of weighted indicators until their pooled CoV meets the target or the budget
+    (FORM's runs taken off) is spent."""
+    values, size, spent = [], min(first, batch), 0
+    while size > 0:
+        values.append(_weighted_indicators(ls, rng, ustar, size, f"is-target-{len(values):04d}"))
+        spent += size
+        v = np.concatenate(values)
+        pf = v.mean()
+        cov = v.std(ddof=1) / math.sqrt(len(v)) / pf if pf > 0 else math.inf
+        if target is not None and cov <= target:
+            break
+        if target is None:
+            want = budget - spent
+        elif math.isfinite(cov):
+            want = math.ceil(_IS_MARGIN * spent * ((cov / target) ** 2 - 1))
+        else:  # no failure yet: double the draws
+            want = spent
+        size = min(want, batch, budget - spent)
+    return values

@@ -72,6 +72,23 @@ def test_the_rule_measured_costs_and_unmeasured_models():
     assert placement.runs_in_process(fast, "k", tiny)  # below a warm pool's dispatch
 
 
+def test_an_oversubscribed_pool_costs_workers_per_core_times_more_to_warm():
+    """A pool of 8 workers per core warms them in turn: a batch of 4x the warming price runs
+    here, where a pool of one worker per core (or fewer) would take it."""
+    fast = WhereRun()
+    placement.record_cost("o", 10, 0.01)  # 1 ms a row
+    rows = int(4 * placement.COLD_POOL_SECONDS / 1e-3)
+    assert not placement.runs_in_process(fast, "o", rows, workers_per_core=1.0)
+    placement.forget_costs()
+    placement.record_cost("o", 10, 0.01)
+    assert not placement.runs_in_process(fast, "o", rows, workers_per_core=0.5)
+    placement.forget_costs()
+    placement.record_cost("o", 10, 0.01)
+    assert placement.runs_in_process(fast, "o", rows, workers_per_core=8.0)
+    placement.record_in_process("o", rows * 1e-3)
+    assert not placement.runs_in_process(fast, "o", rows, workers_per_core=8.0)  # 12 s passed
+
+
 def test_a_tiny_batch_runs_here_with_the_pool_s_rows():
     X = sample(INPUTS, 11, seed=3).values
     with ModelRunner(WhereRun(), INPUTS, workers=2) as run:

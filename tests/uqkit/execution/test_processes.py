@@ -401,6 +401,33 @@ def test_release_workers_stops_the_pool_and_a_new_one_starts_after():
     release_workers()  # nothing to release: a no-op
 
 
+def _sleep_then_pid(seconds):
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_an_idle_pool_replaced_by_another_model_is_killed_a_busy_one_is_waited_for():
+    """Another code key replaces the pool. Its idle workers are killed (a negative exit
+    code: a signal), not waited for while their interpreters shut down; a pool with a task
+    still running is waited for, and the task's result arrives."""
+    from uqkit.execution.executors import local_executor, release_workers
+
+    ex = local_executor(workers=2, code_key="replace-idle")
+    list(ex.map(_pid, range(4)))
+    idle = list(ex._processes.values())
+    busy_pool = local_executor(workers=2, code_key="replace-busy")
+    assert busy_pool is not ex
+    assert all(p.exitcode is not None and p.exitcode < 0 for p in idle)
+    list(busy_pool.map(_pid, range(4)))
+    busy = list(busy_pool._processes.values())
+    future = busy_pool.submit(_sleep_then_pid, 0.5)
+    time.sleep(0.1)
+    local_executor(workers=2, code_key="replace-after")
+    assert future.result(timeout=10) in {p.pid for p in busy}
+    assert all(p.exitcode == 0 for p in busy)
+    release_workers()
+
+
 def test_the_console_script_releases_the_workers():
     import tomllib
 

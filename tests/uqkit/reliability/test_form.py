@@ -14,7 +14,8 @@ from scipy import integrate, special, stats
 
 from uqkit.inputs import RandomInputs
 from uqkit.reliability import ConvergenceError, failure_probability
-from uqkit.reliability.form import _with_gradient, form, sorm, sorm_formulas, tangent_basis
+from uqkit.reliability.form import (ALGORITHMS, _with_gradient, form, sorm, sorm_formulas,
+                                   tangent_basis)
 from uqkit.reliability.problems import standard_normals
 
 
@@ -65,14 +66,16 @@ def exact_parabola_pf(beta, kappa, nodes=60):
 
 # -- FORM ----------------------------------------------------------------------------------
 
-def test_form_on_a_tilted_hyperplane_is_exact_in_one_step():
-    """g = 2.5 (beta - a . u / |a|): one HL-RF step from the origin lands on u* = beta a / |a|,
-    with alpha = a / |a|, importance alpha_i^2, gradient norm 2.5 and Pf = Phi(-beta)."""
+@pytest.mark.parametrize("algorithm", ["sqp", "hlrf"])
+def test_form_on_a_tilted_hyperplane_is_exact_in_one_step(algorithm):
+    """g = 2.5 (beta - a . u / |a|): one step of either algorithm from the origin lands on
+    u* = beta a / |a|, with alpha = a / |a|, importance alpha_i^2, gradient norm 2.5 and
+    Pf = Phi(-beta)."""
     a, beta, d = np.array([3.0, -1.0, 2.0]), 2.2, 3
     names = ("p", "q", "r")
     inputs = RandomInputs.from_spec({n: "normal(0, 1)" for n in names})
     ls = Bare(plane(a, beta, 2.5), inputs)
-    r = form(ls)
+    r = form(ls, algorithm=algorithm)
     alpha = a / np.linalg.norm(a)
     assert r["beta"] == pytest.approx(beta, abs=1e-10)
     assert r["pf"] == pytest.approx(stats.norm.cdf(-beta), rel=1e-9)
@@ -86,6 +89,7 @@ def test_form_on_a_tilted_hyperplane_is_exact_in_one_step():
     assert info["iterations"] == 1 and len(r["history"]) == 2
     assert info["gradient_norm"] == pytest.approx(2.5, rel=1e-8)
     assert abs(info["g"]) < 1e-9 and info["fd"] == "central" and info["fd_step"] == 1e-4
+    assert info["algorithm"] == algorithm
     # the start: g(0) = 2.5 beta, on the alpha line (u = 0), relative |g| error 1
     h0, h1 = r["history"]
     assert h0["iteration"] == 0 and h0["g"] == pytest.approx(2.5 * beta)
@@ -96,8 +100,9 @@ def test_form_on_a_tilted_hyperplane_is_exact_in_one_step():
     assert h1["g_error"] < 1e-9 and h1["u_error"] < 1e-9
     assert h1["model_runs"] == ls.runs == 2 * (1 + 2 * d)
     # one batch per gradient (g and its 2d points first), one run per line-search trial
-    assert ls.calls == [("form-000", 1 + 2 * d), ("form-001-step-00", 1),
-                        ("form-001", 2 * d)]
+    expected = {"hlrf": ["form-000", "form-001-step-00", "form-001"],
+                "sqp": ["form-sqp-000", "form-sqp-001", "form-sqp-002"]}[algorithm]
+    assert ls.calls == list(zip(expected, [1 + 2 * d, 1, 2 * d]))
 
 
 def test_form_design_point_in_physical_space():
@@ -114,14 +119,19 @@ def test_form_design_point_in_physical_space():
     assert r.importance == pytest.approx({"x1": 0.2, "x2": 0.8}, abs=1e-8)
 
 
-def test_form_forward_differences_cost_d_runs_per_gradient():
+@pytest.mark.parametrize("algorithm, tags", [("hlrf", ("form-000", "form-001")),
+                                             ("sqp", ("form-sqp-000", "form-sqp-002"))])
+def test_form_forward_differences_cost_d_runs_per_gradient(algorithm, tags):
     d, beta = 4, 3.0
     ls = Bare(plane(np.arange(1.0, d + 1), beta), standard_normals(d))
-    r = form(ls, fd="forward", fd_step=1e-6)
+    r = form(ls, fd="forward", fd_step=1e-6, algorithm=algorithm)
     assert r["beta"] == pytest.approx(beta, abs=1e-6)
     assert r["info"]["fd"] == "forward" and r["info"]["fd_step"] == 1e-6
-    assert ls.calls[0] == ("form-000", 1 + d) and ls.calls[2] == ("form-001", d)
-    assert ls.runs == (1 + d) + r["info"]["iterations"] * (1 + d)
+    assert ls.calls[0] == (tags[0], 1 + d) and ls.calls[2] == (tags[1], d)
+    # after the start, one run per line-search point and d per gradient, one at least per
+    # iteration (SLSQP may ask for a gradient at a point it then does not report)
+    sizes = [n for _, n in ls.calls[1:]]
+    assert sorted(set(sizes)) == [1, d] and sizes.count(d) >= r["info"]["iterations"]
 
 
 def test_finite_difference_gradients_of_a_quadratic():
@@ -177,18 +187,20 @@ def test_form_tolerance_governs_the_stopping_point():
     def g(U):
         return 3 - U[:, 1] + 0.5 * (U[:, 0] - 0.5) ** 2
 
-    for tol in (1e-3, 1e-6):
-        r = form(Bare(g, standard_normals(2)), tol=tol)
+    for tol, algorithm in ((1e-3, "hlrf"), (1e-6, "hlrf"), (1e-3, "sqp"), (1e-6, "sqp")):
+        r = form(Bare(g, standard_normals(2)), tol=tol, algorithm=algorithm)
         hist = r["history"]
         assert len(hist) > 2 and r["info"]["iterations"] == len(hist) - 1
         assert hist[-1]["g_error"] <= tol and hist[-1]["u_error"] <= tol
-        assert all(h["g_error"] > tol or h["u_error"] > tol for h in hist[:-1])
+        if algorithm == "hlrf":  # SQP stops on SLSQP's own, tighter test (ftol = tol^2 / 10)
+            assert all(h["g_error"] > tol or h["u_error"] > tol for h in hist[:-1])
         for h in hist:
             assert h["g_error"] == pytest.approx(abs(h["g"]) / hist[0]["g"], rel=1e-12)
             assert h["beta"] <= np.linalg.norm(h["u"]) + 1e-12
-    loose = form(Bare(g, standard_normals(2)), tol=0.05)
-    tight = form(Bare(g, standard_normals(2)), tol=1e-6)
-    assert loose["info"]["iterations"] < tight["info"]["iterations"]
+    for algorithm in ALGORITHMS:
+        loose = form(Bare(g, standard_normals(2)), tol=0.05, algorithm=algorithm)
+        tight = form(Bare(g, standard_normals(2)), tol=1e-6, algorithm=algorithm)
+        assert loose["info"]["iterations"] < tight["info"]["iterations"]
 
 
 def test_form_line_search_halves_the_step_and_lowers_the_merit():
@@ -199,7 +211,7 @@ def test_form_line_search_halves_the_step_and_lowers_the_merit():
         return 3 - U[:, 1] + 0.5 * (U[:, 0] - 0.5) ** 2
 
     ls = Bare(g, standard_normals(2))
-    r = form(ls, max_halvings=3)
+    r = form(ls, max_halvings=3, algorithm="hlrf")
     steps = [t for t, _ in ls.calls if "-step-" in t]
     assert any(t.endswith("step-01") for t in steps)
     assert not any(t.endswith("step-04") for t in steps)
@@ -220,12 +232,12 @@ def test_form_iteration_limit_and_its_error():
     with pytest.raises(ConvergenceError, match=r"did not converge in max_iter=3 iterations "
                                                r"\(\|g\|/\|g0\| = [0-9.]+, distance from the "
                                                r"alpha line = [0-9.e-]+, tol=0\.0001\); raise "
-                                               r"max_iter, loosen tol, or start elsewhere "
-                                               r"\(u0=\)$") as err:
-        form(Bare(g, standard_normals(2)), max_iter=3)
+                                               r"max_iter, loosen tol, start elsewhere "
+                                               r"\(u0=\), or try algorithm='sqp'$") as err:
+        form(Bare(g, standard_normals(2)), max_iter=3, algorithm="hlrf")
     assert [h["iteration"] for h in err.value.history] == [0, 1, 2, 3]
     with pytest.raises(ConvergenceError, match="max_iter=100 ") as err:
-        form(Bare(g, standard_normals(2)))
+        form(Bare(g, standard_normals(2)), algorithm="hlrf")
     assert len(err.value.history) == 101
 
 
@@ -239,7 +251,7 @@ def test_form_line_search_stops_after_max_halvings():
     for kwargs, most in (({}, 12), ({"max_halvings": 3}, 3)):
         ls = Bare(g, standard_normals(2))
         with pytest.raises(ConvergenceError):
-            form(ls, max_iter=40, **kwargs)
+            form(ls, max_iter=40, algorithm="hlrf", **kwargs)
         ks = [int(t.rsplit("-", 1)[1]) for t, _ in ls.calls if "-step-" in t]
         assert max(ks) == most
 
@@ -290,7 +302,7 @@ def test_form_line_search_follows_the_armijo_rule(curvature, scale, u0):
         return scale * (3 - U[:, 1] + 0.5 * curvature * (U[:, 0] - 0.5) ** 2)
 
     ls = Recording(g, standard_normals(2))
-    r = form(ls, u0=u0)
+    r = form(ls, u0=u0, algorithm="hlrf")
     if u0 is not None:
         assert r["history"][0]["g"] == 0
     decisions = replay_line_search(g, ls, r["history"])
@@ -322,7 +334,7 @@ def test_form_vanishing_gradient_names_the_point():
     flat = Bare(lambda U: np.where(U[:, 0] < 2, 3 - U[:, 0], 1.0), standard_normals(2))
     with pytest.raises(ConvergenceError, match=r"vanishes at u=\[(2\.99999|3\.0).*, 0\.0\] "
                                                r"\(iteration 1\); start elsewhere \(u0=\)") as err:
-        form(flat)
+        form(flat, algorithm="hlrf")
     assert len(err.value.history) == 1 and err.value.history[0]["g"] == 3.0
     nan = Bare(lambda U: np.where(U[:, 0] > 0, np.nan, 1.0 - U[:, 0]), standard_normals(2))
     with pytest.raises(ConvergenceError, match="vanishes"):
@@ -474,7 +486,7 @@ def test_sorm_curvatures_of_an_asymmetric_scaled_surface():
 
     ls = Bare(g, standard_normals(3))
     r = sorm(ls, fd="forward", fd_step=1e-7)
-    assert r["info"]["fd"] == "forward" and ls.calls[0] == ("form-000", 4)
+    assert r["info"]["fd"] == "forward" and ls.calls[0] == ("form-sqp-000", 4)
     assert r["info"]["gradient_norm"] == pytest.approx(2.5, rel=1e-5)
     np.testing.assert_allclose(r["info"]["curvatures"], sorted(kappa), atol=1e-5)
 
@@ -550,3 +562,91 @@ def test_sorm_reuses_a_form_result():
     np.testing.assert_allclose(r.info["curvatures"], sorted(kappa), atol=1e-5)
     assert r.importance == f.importance and r.design_point["u"] is not None
     np.testing.assert_allclose(r.alpha, f.alpha)
+
+
+# -- SQP ------------------------------------------------------------------------------------
+
+def steep_parabola(U):
+    """g = 3 - u2 + 2 (u1 - 0.5)^2: curvature about 4 at beta about 3 (kappa beta ~ 12)."""
+    return 3 - U[:, 1] + 2 * (U[:, 0] - 0.5) ** 2
+
+
+def steep_parabola_design_point():
+    """u* from d|u|^2/du1 = 0 on u2 = 3 + 2 a^2, a = u1 - 0.5: 8 a^3 + 13 a + 0.5 = 0."""
+    roots = np.roots([8, 0, 13, 0.5])
+    a = float(roots[np.abs(roots.imag) < 1e-12].real[0])
+    return np.array([a + 0.5, 3 + 2 * a * a])
+
+
+def test_sqp_finds_the_design_point_where_hlrf_zigzags():
+    """On a strongly curved parabola the improved HL-RF still misses tol after 100 iterations
+    (over 500 runs); SQP reaches the exact design point (from the stationarity cubic) in a
+    few dozen runs, with beta = |u*| and alpha the unit normal there."""
+    with pytest.raises(ConvergenceError, match="or try algorithm='sqp'"):
+        form(Bare(steep_parabola, standard_normals(2)), algorithm="hlrf")
+    ls = Recording(steep_parabola, standard_normals(2))
+    r = form(ls)  # SQP is the default
+    ustar = steep_parabola_design_point()
+    np.testing.assert_allclose(r["design_point"]["u"], ustar, atol=1e-6)
+    assert r["beta"] == pytest.approx(np.linalg.norm(ustar), abs=1e-6)
+    normal = np.array([-4 * (ustar[0] - 0.5), 1.0])
+    np.testing.assert_allclose(r["alpha"], normal / np.linalg.norm(normal), atol=1e-5)
+    assert ls.runs < 60 and r["info"]["algorithm"] == "sqp"
+    last = r["history"][-1]
+    assert last["g_error"] <= 1e-4 and last["u_error"] <= 1e-4
+    assert [h["iteration"] for h in r["history"]] == list(range(len(r["history"])))
+    runs = [h["model_runs"] for h in r["history"]]
+    assert runs == sorted(runs) and runs[-1] <= ls.runs
+    # every batch has a tag of its own (a store resumes), and no point is run twice
+    tags = [t for t, _ in ls.calls]
+    assert len(set(tags)) == len(tags) and all(t.startswith("form-sqp-") for t in tags)
+    points = np.concatenate(ls.inputs_seen)
+    assert len(np.unique(points, axis=0)) == len(points)
+
+
+def test_sqp_agrees_with_hlrf_on_a_hyperplane_and_a_mild_parabola():
+    """Where both converge they find the same point: a scaled hyperplane (exact beta and
+    alpha) and the mild parabola of the tolerance test."""
+    a = [1.0, -2.0, 0.5]
+    g = plane(a, 2.5, scale=40.0)
+    r = form(Bare(g, standard_normals(3)), algorithm="sqp")
+    assert r["beta"] == pytest.approx(2.5, abs=1e-7)
+    np.testing.assert_allclose(r["alpha"], np.array(a) / np.linalg.norm(a), atol=1e-7)
+
+    def mild(U):
+        return 3 - U[:, 1] + 0.5 * (U[:, 0] - 0.5) ** 2
+
+    hl = form(Bare(mild, standard_normals(2)), tol=1e-7)
+    sq = form(Bare(mild, standard_normals(2)), tol=1e-7, algorithm="sqp")
+    np.testing.assert_allclose(sq["design_point"]["u"], hl["design_point"]["u"], atol=1e-6)
+
+
+def test_sqp_without_a_design_point_raises_and_bad_algorithm_is_refused():
+    def never(U):  # never <= 0
+        return 1.5 + np.abs(U[:, 0] - 0.3) + 0 * U[:, 1]
+
+    with pytest.raises(ConvergenceError, match=r"FORM did not converge \(SLSQP: Iteration "
+                                               r"limit reached; max_iter=20\) \(\|g\|/\|g0\| = "
+                                               r"0\.8[0-9]+, .*or try algorithm='hlrf'$") as err:
+        form(Bare(never, standard_normals(2)), algorithm="sqp", max_iter=20)
+    assert err.value.history
+    with pytest.raises(ValueError, match=r"unknown algorithm 'newton'; use one of "
+                                         r"\('hlrf', 'sqp'\)"):
+        form(Bare(never, standard_normals(2)), algorithm="newton")
+
+
+def test_sqp_through_failure_probability_sorm_and_importance_sampling():
+    """algorithm= passes through SORM and importance sampling like FORM's other options;
+    importance sampling at SQP's design point meets the exact Pf = E[Phi(-3 - 2 (u1 -
+    0.5)^2)] (quadrature over u1) within its interval."""
+    inputs = standard_normals(2)
+    ustar = steep_parabola_design_point()
+    r = failure_probability(steep_parabola, inputs, method="sorm", algorithm="sqp",
+                            executor="serial")
+    np.testing.assert_allclose(r.design_point["u"], ustar, atol=1e-6)
+    exact = integrate.quad(lambda x: stats.norm.pdf(x) * special.ndtr(-3 - 2 * (x - 0.5) ** 2),
+                           -np.inf, np.inf, epsabs=1e-14)[0]
+    r = failure_probability(steep_parabola, inputs, method="is", algorithm="sqp", n=4000,
+                            executor="serial", seed=1, level=0.99)
+    np.testing.assert_allclose(r.design_point["u"], ustar, atol=1e-6)
+    assert r.ci[0] < exact < r.ci[1] and r.cov < 0.1
