@@ -199,3 +199,17 @@ class _Form:
     def __init__(self, fields, runs):
         self.__dict__.update(fields)
         self.model_runs = runs
+
+
+@pytest.mark.parametrize("method, options", [("mc", {"target_cov": 0.3, "n": 500}),
+                                             ("is", {"target_cov": 0.05, "n": 200}),
+                                             ("form", {})])
+def test_a_rerun_with_its_store_recomputes_nothing(method, options, tmp_path):
+    """Each batch has a tag of its own and the batch sizes follow from the seed, so a rerun
+    (a killed analysis resumed) loads every run from the store and gives the same result."""
+    kw = dict(method=method, seed=4, executor="serial", store=tmp_path, **options)
+    first = failure_probability(plane(2.5), standard_normals(3), **kw)
+    assert first.info["computed_runs"] == first.model_runs > 0
+    again = failure_probability(plane(2.5), standard_normals(3), **kw)
+    assert again.info["computed_runs"] == 0 and again.model_runs == first.model_runs
+    assert again.pf == first.pf and again.beta == first.beta
