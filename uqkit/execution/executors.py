@@ -284,17 +284,24 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
                                   context=get_context(start_method or DEFAULT_START_METHOD),
                                   timeout=IDLE_SECONDS, initializer=worker_init,
                                   initargs=(os.getpid(), threads, code_key), env=env,
-                                  kill_workers=_is_idle(_pool))
+                                  kill_workers=_reusable_pool_is_idle())
     return _pool
 
 
-def _is_idle(pool):
-    """Whether no task of ``pool`` is pending. A pool that other settings or another model
-    replace has its workers killed when it is idle, rather than waited for: the interpreters'
-    shutdown of 16 workers that had run the FE took 1.9 s on 2 cores (0.1 s killed), paid by
-    every analysis whose model differs from the last one's. A busy pool (another runner's)
-    is waited for, as loky does."""
-    return pool is None or not getattr(pool, "_pending_work_items", None)
+def _reusable_pool_is_idle():
+    """Whether the pool loky would replace (its reusable executor, kept per thread) exists
+    and has no task pending. A pool that other settings or another model replace has its
+    workers killed when it is idle, rather than waited for: the interpreters' shutdown of 16
+    workers that had run the FE took 1.9 s on 2 cores (0.1 s killed), paid by every analysis
+    whose model differs from the last one's. A busy pool, or one loky's private storage does
+    not show, is waited for, as loky does."""
+    try:
+        from loky import reusable_executor
+
+        pool = reusable_executor._executor_storage.executor
+        return pool is not None and not pool._pending_work_items
+    except AttributeError:  # pragma: no cover - another loky's internals
+        return False
 
 
 #: The local pool :func:`local_executor` gave last (loky keeps it up for reuse).

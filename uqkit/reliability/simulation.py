@@ -17,8 +17,8 @@ is unbiased (the estimator of a closed sequential plan, Girshick, Mosteller & Sa
 stopped at the budget with m < r failures in n = max_runs runs, ``Pf = m / n``, also
 unbiased), and the bound on its variance (Mikulski & Smith 1976) is tight as Pf -> 0, where
 N Pf ~ Gamma(r, 1): the reported ``cov = sqrt((1 - Pf) / (r - 2))`` is at most the target. A
-plain ``m / n`` with a stopping rule on m would be biased upwards by about 1 / r (9 % at a
-target of 0.3). The interval is exact for the stopping rule: ``N <= n`` exactly when a
+plain ``m / n`` with a stopping rule on m would be biased upwards by about 1 / (r - 1) (8 % at
+a target of 0.3). The interval is exact for the stopping rule: ``N <= n`` exactly when a
 binomial(n, Pf) count reaches r, so::
 
     lower = B^-1(a/2; r, N - r + 1),   upper = B^-1(1 - a/2; r, N - r)
@@ -34,8 +34,10 @@ Importance sampling (``"is"``): draws of the standard normal density shifted to 
 ``Pf = mean(1[g <= 0] w)``, its standard error from the sample variance of the weighted
 indicators, and a normal-approximation interval ``Pf +- z se`` (clipped at 0). To a target:
 after the first n draws, batches of ``1.1 n_spent ((cov / target)^2 - 1)`` more draws (CoV
-falls as 1 / sqrt(n)), pooled, until ``cov <= target_cov`` or the budget; ``max_runs`` counts
-FORM's runs too. Stopping on the estimated CoV leaves a bias of order 1 / n_spent, measured in
+falls as 1 / sqrt(n)), pooled, until ``cov <= target_cov`` or the budget. ``max_runs`` counts
+FORM's runs too, but FORM runs first and is not capped: where its runs leave less than the
+first n draws, the call raises after them (pass ``form_result`` to reuse a FORM run, or a
+``store``). Stopping on the estimated CoV leaves a bias of order 1 / n_spent, measured in
 the guide's table of defaults.
 
 Both warn where the budget runs out before the target, naming the CoV reached, the target and
@@ -87,6 +89,9 @@ def _target_settings(n, target_cov, max_runs, first, default_budget):
         return False, n, None, None
     if target_cov is not None:
         target_cov = check_float(target_cov, "target_cov", 0.0, math.inf)
+        if target_cov < 1e-6:
+            raise ValueError(f"target_cov={target_cov!r} would need over 1e12 runs; ask for "
+                             "1e-6 or more")
     max_runs = check_int(default_budget if max_runs is None else max_runs, "max_runs", 1)
     return True, first if n is None else n, target_cov, max_runs
 
@@ -181,8 +186,9 @@ def importance_sampling(ls, rng, n=None, level=0.95, form_result=None, target_co
         form_result: a FORM result to reuse (its runs are included in ``model_runs``);
             else FORM runs here with ``form_options``.
         target_cov: draw until the estimate's CoV is at most this (default none: a fixed n).
-        max_runs: budget of model runs, FORM's included, never exceeded (default 100,000
-            where ``target_cov`` is given; alone, it is spent).
+        max_runs: budget of model runs, FORM's included (default 100,000 where
+            ``target_cov`` is given; alone, it is spent); the draws never exceed what FORM
+            leaves of it, and FORM's own runs are not capped.
         batch: most draws in one model call to a target.
     """
     batch = check_int(batch, "batch", 1)
@@ -198,12 +204,14 @@ def importance_sampling(ls, rng, n=None, level=0.95, form_result=None, target_co
     if to_target:
         if form_runs + n > max_runs:
             raise ValueError(f"max_runs={max_runs} does not cover FORM's {form_runs} runs and "
-                             f"the first n={n} importance samples; raise max_runs or lower n")
-        values = _weighted_to_target(ls, rng, ustar, n, target, max_runs - form_runs, batch)
+                             f"the first n={n} importance samples; raise max_runs or lower n "
+                             "(form_result= reuses this FORM run)")
+        batches = _weighted_to_target(ls, rng, ustar, n, target, max_runs - form_runs, batch)
         info.update(target_cov=target, max_runs=max_runs)
     else:
-        values = [_weighted_indicators(ls, rng, ustar, n, "is")]
-    v = np.concatenate(values)
+        batches = [_weighted_indicators(ls, rng, ustar, n, "is")]
+    v = np.concatenate([w for w, _ in batches])
+    failures = sum(m for _, m in batches)
     pf = float(v.mean())
     se = float(v.std(ddof=1) / math.sqrt(len(v)))
     cov = se / pf if pf > 0 else math.inf
@@ -212,11 +220,11 @@ def importance_sampling(ls, rng, n=None, level=0.95, form_result=None, target_co
         warnings.warn(f"no failure among n={len(v)} importance samples: pf = 0; check the "
                       "design point or raise n", UserWarning, stacklevel=3)
     if to_target:
-        info.update(target_met=target is None or cov <= target, batches=len(values))
+        info.update(target_met=target is None or cov <= target, batches=len(batches))
         if not info["target_met"]:
             _warn_missed("importance sampling", cov, target, form_runs + len(v), max_runs,
                          stacklevel=3)
-    info.update(n=len(v), failures=int(np.count_nonzero(v)))
+    info.update(n=len(v), failures=failures)
     return dict(pf=pf, cov=cov, ci=(max(pf - z * se, 0.0), pf + z * se), beta=beta_of(pf),
                 level=level, design_point=f["design_point"], alpha=f["alpha"],
                 importance=f["importance"], history=f["history"], info=info,
@@ -224,20 +232,23 @@ def importance_sampling(ls, rng, n=None, level=0.95, form_result=None, target_co
 
 
 def _weighted_indicators(ls, rng, ustar, n, tag):
-    """1[g <= 0] w of n draws around u* (module notes)."""
+    """(1[g <= 0] w, failures) of n draws around u* (module notes)."""
     U = ustar + rng.standard_normal((n, len(ustar)))
     fails = ls(U, tag=tag) <= 0
-    return np.where(fails, np.exp(-U @ ustar + 0.5 * ustar @ ustar), 0.0)
+    return (np.where(fails, np.exp(-U @ ustar + 0.5 * ustar @ ustar), 0.0),
+            int(np.count_nonzero(fails)))
 
 
 def _weighted_to_target(ls, rng, ustar, first, target, budget, batch):
-    """Batches of weighted indicators until their pooled CoV meets the target or the budget
-    (FORM's runs taken off) is spent."""
-    values, size, spent = [], min(first, batch), 0
+    """Batches of (weighted indicators, failures) until their pooled CoV meets the target or
+    the budget (FORM's runs taken off) is spent; with no failure yet, the next batch doubles
+    the draws."""
+    batches, size, spent = [], min(first, batch), 0
     while size > 0:
-        values.append(_weighted_indicators(ls, rng, ustar, size, f"is-target-{len(values):04d}"))
+        batches.append(_weighted_indicators(ls, rng, ustar, size,
+                                            f"is-target-{len(batches):04d}"))
         spent += size
-        v = np.concatenate(values)
+        v = np.concatenate([w for w, _ in batches])
         pf = v.mean()
         cov = v.std(ddof=1) / math.sqrt(len(v)) / pf if pf > 0 else math.inf
         if target is not None and cov <= target:
@@ -249,4 +260,4 @@ def _weighted_to_target(ls, rng, ustar, first, target, budget, batch):
         else:  # no failure yet: double the draws
             want = spent
         size = min(want, batch, budget - spent)
-    return values
+    return batches

@@ -428,6 +428,24 @@ def test_an_idle_pool_replaced_by_another_model_is_killed_a_busy_one_is_waited_f
     release_workers()
 
 
+def test_a_busy_pool_is_not_killed_when_another_thread_made_the_last_pool():
+    """loky keeps a reusable pool per thread: the pool that a new key replaces is this
+    thread's, busy here, whatever pool another thread made last; its task's result arrives."""
+    import threading
+
+    from uqkit.execution.executors import local_executor, release_workers
+
+    busy = local_executor(workers=2, code_key="thread-a")
+    future = busy.submit(_sleep_then_pid, 1.0)
+    time.sleep(0.2)
+    other = threading.Thread(target=lambda: local_executor(workers=2, code_key="thread-b"))
+    other.start()
+    other.join()
+    local_executor(workers=2, code_key="thread-c")
+    assert future.result(timeout=20) > 0
+    release_workers()
+
+
 def test_the_console_script_releases_the_workers():
     import tomllib
 

@@ -142,6 +142,8 @@ def test_monte_carlo_target_and_budget_refuse_bad_values():
     for kwargs, match in (({"target_cov": 0.0}, r"target_cov must be a finite number in "
                                                 r"\(0\.0, inf\), got target_cov=0\.0"),
                           ({"target_cov": float("inf")}, "target_cov=inf"),
+                          ({"target_cov": 1e-7}, r"target_cov=1e-07 would need over 1e12 "
+                                                 r"runs; ask for 1e-6 or more"),
                           ({"max_runs": 0}, "max_runs must be an integer >= 1, got max_runs=0"),
                           ({"target_cov": 0.3, "n": 0}, "n must be an integer >= 1, got n=0")):
         with pytest.raises(ValueError, match=match):
