@@ -136,6 +136,8 @@ def sampling_defaults(method, seeds, beta, **options):
             "model_runs_mean": float(np.mean([x.model_runs for x in runs])),
             "model_runs_max": int(max(x.model_runs for x in runs)),
             "estimate_runs_mean": float(np.mean([x.info["n"] for x in runs])),
+            "batches_mean": float(np.mean([x.info.get("batches", 1) for x in runs])),
+            "batches_max": int(max(x.info.get("batches", 1) for x in runs)),
             "estimated_cov_mean": float(np.mean([x.cov for x in runs])),
             "empirical_cov": float(pf.std(ddof=1) / pf.mean()),
             "mean_pf_over_exact": float(pf.mean() / exact),

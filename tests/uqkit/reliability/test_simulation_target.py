@@ -70,12 +70,13 @@ def test_monte_carlo_to_a_target_stops_at_the_rth_failure_of_the_stream():
     assert info["target_met"] and info["ci_kind"] == "exact (inverse binomial)"
     assert [t for t, _ in ls.calls] == [f"mc-target-{b:04d}" for b in range(len(ls.calls))]
     assert ls.calls[0][1] == 200 and len(ls.calls) == info["batches"] >= 2
-    # each next batch is sized to the failures still missing at the rate seen so far
+    # each next batch: 60 % of the rows the missing failures need at the rate seen so far,
+    # at least min(n, need)
     seen = np.cumsum([0] + [n for _, n in ls.calls])
     fails = np.cumsum([0] + [int(np.sum(g(u) <= 0)) for u in ls.rows])
     for b in range(1, len(ls.calls)):
-        want = math.ceil((r - fails[b]) * seen[b] / max(fails[b], 1))
-        assert ls.calls[b][1] == want
+        need = (r - fails[b]) * seen[b] / max(fails[b], 1)
+        assert ls.calls[b][1] == max(math.ceil(0.6 * need), min(200, math.ceil(need)))
 
 
 def test_monte_carlo_to_a_target_is_unbiased_and_its_cov_and_interval_hold_over_seeds():
