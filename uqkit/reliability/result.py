@@ -1,19 +1,25 @@
 """A failure probability's result, and the pieces every estimator shares: the reliability
-index and the exact binomial interval.
+index, the exact binomial interval, and the target CoV and run budget of the estimators that
+take them (Monte Carlo, importance sampling, subset simulation).
 
-Imports: numpy, scipy and :mod:`uqkit.execution.cache` (for JSON).
+Imports: numpy, scipy, :mod:`uqkit.validation` and :mod:`uqkit.execution.cache` (for JSON).
 
     >>> beta_of(1.3498980316301e-3).__round__(6)
     3.0
     >>> [round(v, 6) for v in clopper_pearson(3, 1000)]      # Clopper & Pearson (1934)
     [0.000619, 0.008742]
 """
+import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special, stats
 
-__all__ = ["ConvergenceError", "ReliabilityResult", "beta_of", "clopper_pearson"]
+from ..validation import check_float, check_int
+
+__all__ = ["ConvergenceError", "ReliabilityResult", "beta_of", "check_target",
+           "clopper_pearson", "warn_target_missed"]
 
 
 class ConvergenceError(RuntimeError):
@@ -84,3 +90,21 @@ def clopper_pearson(failures, n, level=0.95):
     lo = stats.beta.ppf(a / 2, failures, n - failures + 1) if failures > 0 else 0.0
     hi = stats.beta.ppf(1 - a / 2, failures + 1, n - failures) if failures < n else 1.0
     return float(lo), float(hi)
+
+
+def check_target(target_cov, max_runs, default_budget):
+    """``(target_cov, max_runs)`` of an estimator run to a target: the target a finite
+    positive number (or None: the budget is spent), the budget an integer >= 1
+    (``default_budget`` where None)."""
+    if target_cov is not None:
+        target_cov = check_float(target_cov, "target_cov", 0.0, math.inf)
+    return target_cov, check_int(default_budget if max_runs is None else max_runs,
+                                 "max_runs", 1)
+
+
+def warn_target_missed(method, cov, target, spent, max_runs, stacklevel, detail=""):
+    """Warn that ``method`` spent ``spent`` of ``max_runs`` runs and reached ``cov`` above
+    ``target``; ``stacklevel`` counts from the caller, ``detail`` follows the runs."""
+    warnings.warn(f"{method} reached CoV {cov:.3g}, above target_cov={target:g}, with {spent} "
+                  f"of max_runs={max_runs} model runs{detail}; raise max_runs or target_cov",
+                  UserWarning, stacklevel=stacklevel + 1)

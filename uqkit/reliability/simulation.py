@@ -59,7 +59,7 @@ from scipy import special, stats
 
 from ..validation import check_float, check_int
 from .form import _form_point
-from .result import beta_of, clopper_pearson
+from .result import beta_of, check_target, clopper_pearson, warn_target_missed
 
 __all__ = ["MC_MAX_RUNS", "IS_MAX_RUNS", "failures_for_cov", "monte_carlo",
            "importance_sampling"]
@@ -91,19 +91,11 @@ def _target_settings(n, target_cov, max_runs, first, default_budget):
     nothing is a fixed sample; a target or a budget runs to it (a budget alone is spent)."""
     if target_cov is None and max_runs is None:
         return False, n, None, None
-    if target_cov is not None:
-        target_cov = check_float(target_cov, "target_cov", 0.0, math.inf)
-        if target_cov < 1e-6:
-            raise ValueError(f"target_cov={target_cov!r} would need over 1e12 runs; ask for "
-                             "1e-6 or more")
-    max_runs = check_int(default_budget if max_runs is None else max_runs, "max_runs", 1)
+    target_cov, max_runs = check_target(target_cov, max_runs, default_budget)
+    if target_cov is not None and target_cov < 1e-6:
+        raise ValueError(f"target_cov={target_cov!r} would need over 1e12 runs; ask for 1e-6 "
+                         "or more")
     return True, first if n is None else n, target_cov, max_runs
-
-
-def _warn_missed(method, cov, target, spent, max_runs, stacklevel):
-    warnings.warn(f"{method} reached CoV {cov:.3g}, above target_cov={target:g}, with {spent} "
-                  f"of max_runs={max_runs} model runs; raise max_runs or target_cov",
-                  UserWarning, stacklevel=stacklevel + 1)
 
 
 def monte_carlo(ls, rng, n=None, level=0.95, batch=1_000_000, target_cov=None, max_runs=None):
@@ -154,10 +146,11 @@ def _monte_carlo_to_target(ls, rng, first, target, max_runs, level, batch):
     while size > 0:
         fails = ls(rng.standard_normal((size, d)), tag=f"mc-target-{b:04d}") <= 0
         b += 1
-        if r is not None and failures + np.count_nonzero(fails) >= r:
+        found = int(np.count_nonzero(fails))
+        if r is not None and failures + found >= r:
             stop_at = spent + int(np.flatnonzero(fails)[r - failures - 1]) + 1
         spent += size
-        failures += int(np.count_nonzero(fails))
+        failures += found
         if stop_at is not None:
             break
         if r is None:
@@ -171,7 +164,8 @@ def _monte_carlo_to_target(ls, rng, first, target, max_runs, level, batch):
         out = _fixed_mc_result(failures, spent, level, stacklevel=5)
         out["info"].update(info, target_met=target is None, unused_runs=0)
         if target is not None:
-            _warn_missed("Monte Carlo", out["cov"], target, spent, max_runs, stacklevel=4)
+            warn_target_missed("Monte Carlo", out["cov"], target, spent, max_runs,
+                               stacklevel=4)
         return out
     pf = (r - 1) / (stop_at - 1)
     alpha = 1 - level
@@ -229,8 +223,8 @@ def importance_sampling(ls, rng, n=None, level=0.95, form_result=None, target_co
     if to_target:
         info.update(target_met=target is None or cov <= target, batches=len(batches))
         if not info["target_met"]:
-            _warn_missed("importance sampling", cov, target, form_runs + len(v), max_runs,
-                         stacklevel=3)
+            warn_target_missed("importance sampling", cov, target, form_runs + len(v),
+                               max_runs, stacklevel=3)
     info.update(n=len(v), failures=failures)
     return dict(pf=pf, cov=cov, ci=(max(pf - z * se, 0.0), pf + z * se), beta=beta_of(pf),
                 level=level, design_point=f["design_point"], alpha=f["alpha"],

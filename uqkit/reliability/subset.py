@@ -110,12 +110,12 @@ Stat. Comput. 22: 795-808. Chan & Lai (2013), Ann. Stat. 41: 2877-2904. Lee & Wh
 (2018), Biometrika 105: 609-625.
 """
 import math
-import warnings
 
 import numpy as np
 from scipy import special
 
 from ..validation import check_float, check_int
+from .result import check_target, warn_target_missed
 
 __all__ = ["chain_correlation", "FIRST_N", "MAX_RUNS", "SAMPLERS", "TARGET_COV",
            "subset_simulation"]
@@ -328,9 +328,8 @@ def _runs_to_target(ls, rng, n, target, max_runs, level, options):
     spent = ls.runs - runs_before
     met = target is None or cov <= target
     if not met:
-        warnings.warn(f"subset simulation reached CoV {cov:.3g}, above target_cov={target:g}, "
-                      f"with {spent} of max_runs={max_runs} model runs ({len(done)} runs "
-                      "pooled); raise max_runs or target_cov", UserWarning, stacklevel=4)
+        warn_target_missed("subset simulation", cov, target, spent, max_runs, stacklevel=4,
+                           detail=f" ({len(done)} runs pooled)")
     history = [dict(h, run=i) for i, r in enumerate(done) for h in r["history"]]
     info = {"n": sum(r["n"] for r in done), "p0": options["p0"],
             "sampler": options["sampler"], "target_cov": target, "max_runs": max_runs,
@@ -401,9 +400,7 @@ def subset_simulation(ls, rng, n=None, p0=0.1, sampler="acs", acceptance=0.44, s
     if not fixed:
         if target_cov is None and max_runs is None:
             target_cov = TARGET_COV
-        if target_cov is not None:
-            target_cov = check_float(target_cov, "target_cov", 0.0, math.inf)
-        max_runs = check_int(MAX_RUNS if max_runs is None else max_runs, "max_runs", 1)
+        target_cov, max_runs = check_target(target_cov, max_runs, MAX_RUNS)
         if max_runs < n:
             raise ValueError(f"max_runs={max_runs} is less than one level's runs (n={n} "
                              "samples per level); raise max_runs or lower n")
