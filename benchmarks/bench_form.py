@@ -32,7 +32,8 @@ from uqkit.reliability.problems import standard_normals
 
 
 def _parabola_beta(c):
-    """|u*| on u2 = 3 + c a^2 (a = u1 - 0.5): d|u|^2/da = 0 gives 2 c^2 a^3 + (1 + 6 c) a + 0.5 = 0."""
+    """|u*| on u2 = 3 + c a^2 (a = u1 - 0.5): d|u|^2/da = 0 gives
+    2 c^2 a^3 + (1 + 6 c) a + 0.5 = 0."""
     roots = np.roots([2 * c * c, 0, 1 + 6 * c, 0.5])
     a = float(roots[np.abs(roots.imag) < 1e-12].real[0])
     return math.hypot(a + 0.5, 3 + c * a * a)

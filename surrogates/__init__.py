@@ -19,7 +19,7 @@ from .prediction import Prediction
 from .priors import CauchyPrior, HierarchicalPrior, LaplacePrior, NormalPrior, make_prior
 
 __all__ = ["BASELINES", "BDL", "BDLClassifier", "BayesianModel", "CategoricalLikelihood",
-           "CauchyPrior", "EvidenceSearch", "GaussianLikelihood", "GaussianProcess", "HierarchicalPrior",
-           "LaplacePrior", "MeanFieldMLP", "NeuralNetwork", "NormalPrior", "PolynomialChaos",
-           "PolynomialRegression", "Prediction", "SupportVectorRegression", "fit_many",
-           "make_prior"]
+           "CauchyPrior", "EvidenceSearch", "GaussianLikelihood", "GaussianProcess",
+           "HierarchicalPrior", "LaplacePrior", "MeanFieldMLP", "NeuralNetwork", "NormalPrior",
+           "PolynomialChaos", "PolynomialRegression", "Prediction", "SupportVectorRegression",
+           "fit_many", "make_prior"]

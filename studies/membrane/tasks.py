@@ -217,9 +217,10 @@ def baseline_task(task):
 
 def uq_task(task):
     """Train the UQ surrogates of ``task.fits`` (the study gives one per task) as one batched
-    program and save each to its path; then each one's surrogate Monte Carlo: its predictive mean and 50 posterior function
-    draws at the inputs ``Xmc``, on one core (``predict_seconds``), and their statistics against
-    the FE truth ``Wt`` (:func:`_uq_statistics`)."""
+    program and save each to its path; then each one's surrogate Monte Carlo: its predictive
+    mean and 50 posterior function draws at the inputs ``Xmc``, on one core
+    (``predict_seconds``), and their statistics against the FE truth ``Wt``
+    (:func:`_uq_statistics`)."""
     models, seconds = _fit_members(task.fits)
     Xmc, Wt = task.Xmc, task.Wt
     out = {"fit_seconds": seconds, "priors": {}}

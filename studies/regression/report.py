@@ -76,8 +76,9 @@ def _markdown(study, r):
                    if study.noise == "evidence" else "scaled by the evidence") +
                f". {study.restarts} "
                "initialisation(s) per fit; the one with the highest Laplace evidence (log "
-               "marginal likelihood of the training data) is kept. All fits of a noise level train as one batched "
-               "program. `--paper` trains them by the paper's mean-field VI instead.")
+               "marginal likelihood of the training data) is kept. All fits of a noise level "
+               "train as one batched program. `--paper` trains them by the paper's mean-field "
+               "VI instead.")
     lines = ["# Regression benchmark: y = x sin(x) (paper example 1)", "",
              f"{n} training points per draw, {seeds} seeds (each redraws the data); metrics on a "
              f"clean grid of {study.n_test} points in (-10, 10). Cells: mean +- std over seeds; "

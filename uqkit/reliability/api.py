@@ -55,9 +55,9 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
         **options: the method's options: ``mc``: n, level, batch, target_cov, max_runs;
             ``form``: u0, tol, max_iter, fd, fd_step, max_halvings, algorithm; ``sorm``:
             form_result, formula, hessian_step and FORM's; ``is``: n, level, form_result,
-            target_cov, max_runs, batch and FORM's (both: :mod:`uqkit.reliability.simulation`); ``subset``:
-            target_cov, max_runs, n, p0, ...: see
-            :func:`uqkit.reliability.subset.subset_simulation`; ``active``: see
+            target_cov, max_runs, batch and FORM's (both:
+            :mod:`uqkit.reliability.simulation`); ``subset``: target_cov, max_runs, n, p0, ...:
+            see :func:`uqkit.reliability.subset.subset_simulation`; ``active``: see
             :func:`uqkit.reliability.active.active_learning`.
 
     Returns:
