@@ -59,9 +59,10 @@ def _folded_normal_mean(mu, sigma):
 def _layer_index(layers):
     """(P,) index of the layer ``(a, b)`` of ``layers`` (a tuple covering 0..P) each weight
     falls in, computed once per layout (the MAP objective asks at every evaluation).
-    Read-only."""
-    sizes = torch.tensor([b - a for a, b in layers])
-    return torch.repeat_interleave(torch.arange(len(layers)), sizes)
+    Read-only; on the CPU (a caller on another device moves it)."""
+    with torch.device("cpu"):
+        sizes = torch.tensor([b - a for a, b in layers])
+        return torch.repeat_interleave(torch.arange(len(layers)), sizes)
 
 
 def _log(x):
@@ -336,8 +337,8 @@ class HierarchicalPrior(Prior):
         if self.point_mass is not None:
             return self.resolved().neg_log_density_grad(w, layers)
         self.check_laplace()
-        sizes = torch.tensor([b - a for a, b in layers], dtype=w.dtype)
-        layer_of = _layer_index(tuple(layers))
+        sizes = torch.tensor([b - a for a, b in layers], dtype=w.dtype, device=w.device)
+        layer_of = _layer_index(tuple(layers)).to(w.device)
         c = w - self.loc
         if self.base == "normal":  # (alpha + P_l / 2) log(beta + |c_l|^2 / 2)
             shape = self.alpha + 0.5 * sizes

@@ -228,7 +228,7 @@ class StackedMLP:
             hs.append(h)
         N, k = x.shape[0], self.sizes[-1]
         blocks = [None] * (2 * len(self.layers))
-        delta = torch.eye(k, dtype=x.dtype).expand(N, k, k)
+        delta = torch.eye(k, dtype=x.dtype, device=x.device).expand(N, k, k)
         for l in range(last, -1, -1):
             h_in = hs[l]
             blocks[2 * l] = (delta.unsqueeze(-1) * h_in[:, None, None, :]).flatten(2)

@@ -45,7 +45,7 @@ from .fit_many import (_batched_meanfield_reason, _fit_laplace_group, _fit_meanf
                        fit_many)
 from .persistence import load, save
 from .prediction import posterior, predict
-from .settings import check_settings
+from .settings import check_settings, fit_device
 
 __all__ = ["BDL", "BDLClassifier"]
 
@@ -90,7 +90,10 @@ class _BaseBDL(BaseEstimator):
         standardize: standardise inputs and (for regression) outputs with the mean and
             standard deviation of the training rows (the validation rows excluded).
         seed: seed of initialisation, batching and sampling.
-        device: torch device (``"cpu"``, ``"cuda"``).
+        device: torch device (``"cpu"``, ``"cuda"``), or ``"auto"``: the GPU where one is
+            present and the problem is big enough to train faster there, else the CPU
+            (:func:`surrogates.bdl.settings.choose_device`; the choice is ``device_``). A
+            GPU named for a smaller problem trains there with a ``SlowDeviceWarning``.
         predict_samples: posterior samples used by :meth:`predict` by default.
         predict_batch: inputs per prediction chunk (bounds memory).
         num_threads: torch threads (an integer >= 1) while training and predicting. None: one
@@ -132,7 +135,7 @@ class _BaseBDL(BaseEstimator):
                  batch_size=16, lr=5e-3, lr_step=100, lr_gamma=0.75, kl_weight=1.0, kl_anneal=0,
                  map_epochs=0, warm_sigma="laplace", trace_weights=0,
                  val_fraction=0.0, patience=None, eval_every=10, standardize=True, seed=0,
-                 device="cpu", predict_samples=200, predict_batch=4096, num_threads=None,
+                 device="auto", predict_samples=200, predict_batch=4096, num_threads=None,
                  progress=None, inference="meanfield", max_iter=2000,
                  laplace_prior_scale="evidence"):
         self.hidden = hidden
@@ -212,6 +215,9 @@ class _BaseBDL(BaseEstimator):
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
                              f"{X.shape[0]} sample")
+        k = Y.shape[1] if self._task == "regression" else len(self.classes_)
+        sizes = (X.shape[1], *self.hidden, k)
+        fit_device(self, X.shape[0], sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:])))
         return X, Y
 
     def _check_X(self, X, reset):

@@ -42,7 +42,8 @@ def _fit_laplace_group(estimators, data):
     posts = laplace_fit.fit(net, xs, ys, first._task, priors, seeds, noise_std=first.noise_std,
                             learn_noise=first.learn_noise, noise_prior=first.noise_prior,
                             max_iter=int(first.max_iter),
-                            prior_scales=[e.laplace_prior_scale for e in estimators])
+                            prior_scales=[e.laplace_prior_scale for e in estimators],
+                            device=first.device_)
     seconds = (time.perf_counter() - t0) / len(estimators)
     for est, post in zip(estimators, posts):
         est.net_, est.laplace_ = net, post
@@ -137,7 +138,7 @@ def fit_many(estimators, datasets, n_jobs=None):
             with torch_threads(est.num_threads or 1):
                 est._fit(*data[i])
             continue
-        key = (type(est).__name__, tuple(est.hidden),
+        key = (type(est).__name__, tuple(est.hidden), str(est.device_),
                *(repr(getattr(est, k)) for k in _BATCH_KEYS))
         if est._task == "classification":
             key += (tuple(est.classes_.tolist()),)
@@ -149,9 +150,13 @@ def fit_many(estimators, datasets, n_jobs=None):
         groups.setdefault(key, []).append(i)
     programs = ([("laplace", rows) for rows in groups.values()]
                 + [("meanfield", rows) for rows in meanfield.values()])
-    if n_jobs == 1:
-        for kind, rows in programs:
-            _fit_program(kind, [estimators[i] for i in rows], [data[i] for i in rows])
+    # a program on an accelerator runs here: it has the device to itself, and the worker
+    # processes share out the programs on the CPU
+    here = [p for p in programs if n_jobs == 1 or estimators[p[1][0]].device_.type != "cpu"]
+    for kind, rows in here:
+        _fit_program(kind, [estimators[i] for i in rows], [data[i] for i in rows])
+    programs = [p for p in programs if p not in here]
+    if not programs:
         return estimators
     parts = []
     for kind, rows in programs:  # split each program into n_jobs parts of about equal work
@@ -194,7 +199,6 @@ def _batched_meanfield_reason(est):
     if est._task != "regression":
         return "classification"
     checks = (("activation", est.activation == "tanh"), ("local_reparam", est.local_reparam),
-              ("device", torch.device(est.device).type == "cpu"),
               ("prior", meanfield_batched.direct_prior(make_prior(est.prior)) is not None),
               ("val_fraction", not est.val_fraction), ("map_epochs", not est.map_epochs),
               ("trace_weights", not est.trace_weights))
@@ -209,7 +213,7 @@ def _meanfield_key(est, Y):
     prior = meanfield_batched.direct_prior(make_prior(est.prior))
     return (type(est).__name__, tuple(est.hidden), Y.shape[1], int(est.batch_size),
             int(est.n_samples), bool(est.learn_noise), prior[0], est.num_threads,
-            est.progress)
+            est.progress, str(est.device_))
 
 
 def _fit_meanfield_group(estimators, data):
@@ -235,7 +239,8 @@ def _fit_meanfield_group(estimators, data):
     try:
         results = meanfield_batched.train(
             sizes, members, first.n_samples, first.batch_size, bool(first.learn_noise),
-            None if bar is None else lambda frac: bar.update(int(round(frac * epochs)) - bar.n))
+            None if bar is None else lambda frac: bar.update(int(round(frac * epochs)) - bar.n),
+            device=first.device_)
     finally:
         if bar is not None:
             bar.close()
@@ -248,7 +253,7 @@ def _fit_meanfield_group(estimators, data):
             guide.mu.copy_(res["mu"])
             guide.rho.copy_(res["rho"])
             likelihood.log_tau.copy_(res["log_tau"])
-        est.model_ = BayesianModel(guide, prior, likelihood)
+        est.model_ = BayesianModel(guide, prior, likelihood).to(first.device_)
         hist = {key: [] for key in ("val_epoch", "val_nll", "val_rmse", "val_accuracy",
                                     "trace_mu", "trace_sigma")}
         est.history_ = {**res["history"], **hist}

@@ -62,16 +62,18 @@ def load(estimators, path, device=None):
     est.hidden = tuple(est.hidden)
     sizes = blob["sizes"]
     k = sizes[-1]
+    # "auto" loads onto the CPU: the problem's size, by which it chose, is not in the file
+    est.device_ = torch.device("cpu" if est.device == "auto" else est.device)
     if config.get("inference", "meanfield") == "laplace":
         engine = LaplaceEngine.from_state(StackedMLP(sizes, est.activation), blob["state"])
-        est.net_, est.laplace_ = engine.net, engine.posterior
+        est.net_, est.laplace_ = engine.net, engine.posterior.to(est.device_)
     else:
         likelihood = (GaussianLikelihood(k, est.noise_std, est.learn_noise,
                                          est.noise_prior)
                       if est._task == "regression" else CategoricalLikelihood(k))
         guide = MeanFieldMLP(sizes, est.activation, est.init_std)
         est.model_ = MeanFieldEngine.from_state(guide, est.prior, likelihood, blob["state"],
-                                                est.device).model
+                                                est.device_).model
     est.x_scaler_ = Standardizer.from_state(blob["x_scaler"])
     est.y_scaler_ = None if blob["y_scaler"] is None else Standardizer.from_state(
         blob["y_scaler"])

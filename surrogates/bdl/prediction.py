@@ -25,34 +25,34 @@ def predict(est, X, S, return_samples, levels, seed):
         noise_var = engine.noise_variance() * ys ** 2
         if scale is not None:
             noise_var = noise_var * scale
-    means, variances, samples = [], [], []
-    bounds = {lv: ([], []) for lv in levels} if regression else {}
+    n, k = len(Z), engine.sizes[-1]
+    # the outputs, filled chunk by chunk (no copy of them all at the end)
+    means, variances = np.empty((n, k)), np.empty((n, k))
+    samples = np.empty((S, n, k)) if return_samples else None
+    bounds = {lv: (np.empty((n, k)), np.empty((n, k))) for lv in levels} if regression else {}
     step = engine.chunk_rows(est.predict_batch, S)
-    for start in range(0, len(Z), step):
+    for start in range(0, n, step):
         z = Z[start:start + step]
+        rows = slice(start, start + len(z))
         if regression:
             mean, var, f = engine.regression_chunk(z, draws, ys, ym, scale, return_samples)
         else:
             f = torch.softmax(engine.logits(z, draws), -1).double().cpu().numpy()
             mean, var = f.mean(0), f.var(0)
-        means.append(mean)
-        variances.append(var)
+        means[rows], variances[rows] = mean, var
         if return_samples:
-            samples.append(f)
+            samples[:, rows] = f
         for lv in levels if regression else ():
-            lo, hi = engine.interval(mean, var, f, noise_var, lv)
-            bounds[lv][0].append(lo)
-            bounds[lv][1].append(hi)
+            bounds[lv][0][rows], bounds[lv][1][rows] = engine.interval(mean, var, f,
+                                                                       noise_var, lv)
     squeeze = (lambda a: a[..., 0]) if getattr(est, "single_output_", False) else (
         lambda a: a)
     return Prediction(
-        mean=squeeze(np.concatenate(means)),
-        epistemic_var=squeeze(np.concatenate(variances)),
-        aleatoric_var=squeeze(np.broadcast_to(noise_var, (len(Z), len(noise_var))).copy())
+        mean=squeeze(means), epistemic_var=squeeze(variances),
+        aleatoric_var=squeeze(np.broadcast_to(noise_var, (n, len(noise_var))).copy())
         if regression else None,
-        samples=squeeze(np.concatenate(samples, axis=1)) if return_samples else None,
-        intervals={lv: (squeeze(np.concatenate(lo)), squeeze(np.concatenate(hi)))
-                   for lv, (lo, hi) in bounds.items()})
+        samples=squeeze(samples) if return_samples else None,
+        intervals={lv: (squeeze(lo), squeeze(hi)) for lv, (lo, hi) in bounds.items()})
 
 
 def posterior(est):

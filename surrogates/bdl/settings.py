@@ -1,5 +1,9 @@
 """The checks of a BDL estimator's settings: each bad value named, with what it must be.
 
+The device: ``device="auto"`` takes the GPU where one is present and the problem is big
+enough to train faster there (:func:`choose_device`); a GPU asked for by name on a problem
+below that size trains there, with a :class:`SlowDeviceWarning`.
+
 Imports numpy, torch (to check the device) and the package's priors and validation.
 """
 import math
@@ -11,14 +15,22 @@ import torch
 from ..priors import make_prior
 from ..validation import is_int, is_real
 
-__all__ = ["ACTIVATIONS", "INFERENCES", "SlowDeviceWarning", "GPU_MEASURED", "check_settings"]
+__all__ = ["ACTIVATIONS", "INFERENCES", "SlowDeviceWarning", "GPU_MEASURED", "AUTO_GPU_WORK",
+           "step_work", "choose_device", "check_settings", "fit_device"]
 
 ACTIVATIONS = ("tanh", "relu")
 INFERENCES = ("meanfield", "laplace")
 
-#: What a GPU gave mean-field training, measured on an H100 beside 16 CPU cores (issue 28).
-GPU_MEASURED = ("the paper's network on 512 rows: 129 s on cuda against 8.7 s on the CPU; a "
-                "64-64 network on 20,000 rows: 30.7 s against 14.0 s")
+#: What a GPU gave below and above ``AUTO_GPU_WORK``, measured on an H200 beside 16 CPU cores
+#: (``python benchmarks/bench_gpu.py``, docs/guide/performance.md).
+GPU_MEASURED = ("on an H200 beside 16 CPU cores, cuda took 0.8-1.4x the CPU's time below it "
+                "(mean field at 1e4-3e5, Laplace at 4e5-2e6) and trained 3.7-13x faster "
+                "above it (mean field at 1.2e6-3.5e7, Laplace at 4.7e6-2.4e7)")
+
+#: Per engine, the work of one training step (:func:`step_work`) from which ``device="auto"``
+#: takes a GPU: between the largest work at which cuda was measured no faster than the CPU
+#: and the smallest at which it was several times faster (``benchmarks/bench_gpu.py``).
+AUTO_GPU_WORK = {"meanfield": 1e6, "laplace": 3e6}
 
 
 class SlowDeviceWarning(UserWarning):
@@ -69,10 +81,15 @@ def check_settings(est):
                          f"{est.noise_prior!r}")
     if not isinstance(est.warm_sigma, str) or est.warm_sigma not in ("laplace", "keep"):
         raise ValueError(f"warm_sigma must be 'laplace' or 'keep', got {est.warm_sigma!r}")
-    try:
-        torch.device(est.device)
-    except (RuntimeError, TypeError):
-        raise ValueError(f"device must name a torch device, got {est.device!r}") from None
+    if not (isinstance(est.device, str) and est.device == "auto"):
+        try:
+            device = torch.device(est.device)
+        except (RuntimeError, TypeError):
+            raise ValueError(f"device must be 'auto' or name a torch device, got "
+                             f"device={est.device!r}") from None
+        if device.type not in ("cpu", "cuda"):  # the devices the engines are tested on
+            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda' (or 'cuda:N'), got "
+                             f"device={est.device!r}")
     prior = make_prior(est.prior)  # raises on an unknown prior
     if not isinstance(est.inference, str) or est.inference not in INFERENCES:
         raise ValueError(f"inference must be one of {INFERENCES}, got "
@@ -84,17 +101,69 @@ def check_settings(est):
             is_real(scale) and math.isfinite(scale) and scale > 0):
         raise ValueError(f"laplace_prior_scale must be 'evidence' or a number > 0, got "
                          f"laplace_prior_scale={scale!r}")
-    if est.inference == "meanfield" and torch.device(est.device).type == "cuda":
-        warnings.warn(f"device={est.device!r}: these networks are small for a GPU, and mean-field "
-                      f"training was slower on cuda than on the CPU at every size measured "
-                      f"({GPU_MEASURED}); use device='cpu' unless you have measured your problem "
-                      f"(benchmarks/bench_bdl.py)", SlowDeviceWarning, stacklevel=4)
     if est.inference == "laplace":
         prior.check_laplace()
-        if torch.device(est.device).type != "cpu":
-            raise ValueError(f"inference='laplace' trains on the CPU (in float64), got "
-                             f"device={est.device!r}")
         if est.val_fraction:
             raise ValueError("val_fraction and early stopping apply to "
                              "inference='meanfield'; inference='laplace' trains to "
                              f"convergence (got val_fraction={est.val_fraction!r})")
+
+
+def step_work(inference, n_rows, n_params, batch_size=None, n_samples=1):
+    """The work of one training step, in multiply-adds of one layer pass: rows times
+    parameters, the rows being a minibatch's draws (``min(batch_size, n_rows) *
+    n_samples``, mean field) or the whole training set (Laplace's full-batch L-BFGS).
+
+    >>> step_work("meanfield", 512, 838, batch_size=16)   # the paper's network
+    13408
+    >>> step_work("laplace", 20_000, 4_545)
+    90900000
+    """
+    if inference == "laplace":
+        return int(n_rows) * int(n_params)
+    return min(int(batch_size), int(n_rows)) * int(n_samples) * int(n_params)
+
+
+def choose_device(requested, inference, work, cuda_available):
+    """The torch device a fit of ``work`` (:func:`step_work`) runs on, and a warning or None.
+
+    ``"auto"``: cuda where ``cuda_available`` and ``work`` reaches the measured
+    ``AUTO_GPU_WORK[inference]``, else the CPU. A named device is used as named; cuda below
+    that work gets a :class:`SlowDeviceWarning`'s text; cuda without a GPU is a ValueError.
+
+    >>> choose_device("auto", "meanfield", 13_408, cuda_available=True)
+    (device(type='cpu'), None)
+    >>> choose_device("auto", "meanfield", 2_000_000, cuda_available=True)
+    (device(type='cuda'), None)
+    >>> choose_device("auto", "meanfield", 2_000_000, cuda_available=False)
+    (device(type='cpu'), None)
+    """
+    threshold = AUTO_GPU_WORK[inference]
+    if isinstance(requested, str) and requested == "auto":
+        big = cuda_available and work >= threshold
+        return torch.device("cuda" if big else "cpu"), None
+    device = torch.device(requested)
+    if device.type != "cuda":
+        return device, None
+    if not cuda_available:
+        raise ValueError(f"device={requested!r} asks for a GPU, but torch sees none "
+                         f"(torch.cuda.is_available() is False); use device='cpu' or 'auto'")
+    if work < threshold:
+        return device, (
+            f"device={requested!r}: one training step of this problem is {work:,} "
+            f"multiply-adds, below the {threshold:,.0f} from which a GPU was measured faster "
+            f"than the CPU ({GPU_MEASURED}); device='auto' would train it on the CPU")
+    return device, None
+
+
+def fit_device(est, n_rows, n_params):
+    """Resolve ``est.device`` for a fit on ``n_rows`` rows of a network of ``n_params``
+    weights (:func:`choose_device`), warn if it is a GPU too small a problem, and keep it
+    as ``est.device_``."""
+    work = step_work(est.inference, n_rows, n_params, est.batch_size, est.n_samples)
+    device, warning = choose_device(est.device, est.inference, work,
+                                    torch.cuda.is_available())
+    if warning:
+        warnings.warn(warning, SlowDeviceWarning, stacklevel=4)
+    est.device_ = device
+    return device

@@ -180,15 +180,15 @@ def maximise(R, row_output, groups, q, sse=None, tau=None, learn_noise=True,
         return ev.newton(torch.ones(G, dtype=torch.float64), tau, free_tau, bounds, gtol)
 
     def split(x):
-        x = torch.as_tensor(x, dtype=torch.float64)
+        x = torch.as_tensor(x, dtype=torch.float64, device=tau.device)
         return x[:G], (x[G:] if free_tau else torch.log(tau))
 
     def neg(x):
         value, gc, gt = ev(*split(x))
         grad = torch.cat([gc, gt]) if free_tau else gc
-        return -float(value), -grad.numpy()
+        return -float(value), -grad.cpu().numpy()
 
-    x0 = np.concatenate([np.zeros(G), torch.log(tau).numpy() if free_tau else []])
+    x0 = np.concatenate([np.zeros(G), torch.log(tau).cpu().numpy() if free_tau else []])
     lo, hi = math.log(bounds[0]), math.log(bounds[1])
     box = [(lo, hi)] * G + [(None, None)] * (k if free_tau else 0)
     res = minimize(neg, x0, jac=True, method="L-BFGS-B", bounds=box,

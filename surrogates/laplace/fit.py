@@ -54,8 +54,10 @@ __all__ = ["prior_key", "map_objective", "LaplacePosterior", "fit", "posterior",
 @functools.lru_cache(maxsize=None)
 def _slice_index(slices):
     """(P,) index of the slice ``(a, b)`` of ``slices`` (a tuple covering 0..P) each weight
-    falls in: a network layout's parameter tensors, computed once per layout. Read-only."""
-    return evidence._group_index(slices, slices[-1][1])
+    falls in: a network layout's parameter tensors, computed once per layout. Read-only; on
+    the CPU (a caller on another device moves it)."""
+    with torch.device("cpu"):
+        return evidence._group_index(slices, slices[-1][1])
 
 
 def prior_key(prior):
@@ -154,9 +156,20 @@ class LaplacePosterior:
     log_evidence: float = None
     n_data: int = None
 
+    def to(self, device):
+        """This posterior with its tensors on ``device`` (itself if they are there)."""
+        device = torch.device(device)
+        if self.w.device == device:
+            return self
+        moved = {k: v.to(device) if isinstance(v, torch.Tensor) else v
+                 for k, v in vars(self).items()}
+        return type(self)(**moved)
+
     def sample(self, n, generator=None):
-        """(n, P) draws of w - w* from N(0, Sigma)."""
-        e = torch.randn((n, len(self.w)), generator=generator, dtype=self.w.dtype)
+        """(n, P) draws of w - w* from N(0, Sigma), on the posterior's device; the normal
+        numbers come from ``generator`` on the CPU, so a seed draws alike on every device."""
+        e = torch.randn((n, len(self.w)), generator=generator,
+                        dtype=self.w.dtype).to(self.w.device)
         if self.factor is not None:  # L^-T e for each row e: x = e L^-1, i.e. x L = e
             e = torch.linalg.solve_triangular(self.factor, e, upper=False, left=False)
         else:
@@ -168,13 +181,15 @@ class LaplacePosterior:
         """(P,) posterior standard deviation of each weight."""
         inv_d = 1.0 / self.precision
         if self.factor is not None:  # diag(L^-T L^-1): the column sums of (L^-1)^2
-            eye = torch.eye(len(self.w), dtype=self.w.dtype)
+            eye = torch.eye(len(self.w), dtype=self.w.dtype, device=self.w.device)
             inv = torch.linalg.solve_triangular(self.factor, eye, upper=False)
             return torch.sqrt(inv_d * (inv ** 2).sum(0))
         frac = self.eig / (1.0 + self.eig)
         return torch.sqrt(inv_d * (1.0 - (self.basis ** 2 * frac).sum(1)))
 
     def state(self):
+        if self.w.device.type != "cpu":
+            return self.to("cpu").state()
         return {"w": self.w, "log_tau": self.log_tau, "precision": self.precision,
                 "basis": self.basis, "eig": self.eig, "factor": self.factor,
                 "iterations": int(self.iterations),
@@ -200,7 +215,7 @@ def _pad(arrays, dtype):
 
 
 def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise_prior=None,
-        max_iter=2000, gtol=1e-9, prior_scales=None):
+        max_iter=2000, gtol=1e-9, prior_scales=None, device="cpu"):
     """MAP-train K networks and build their Laplace posteriors.
 
     Args:
@@ -216,10 +231,23 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
             tensor's prior precision, and (with ``learn_noise``) sets each output's noise
             precision, to maximise the Laplace evidence about the MAP weights
             (:mod:`surrogates.laplace.evidence`); a number multiplies every prior precision by it.
+        device: the torch device of the fit and of the posteriors (float64 there too; the
+            initial weights come from the CPU, so a seed starts alike on every device).
 
     Returns:
         K :class:`LaplacePosterior` objects, in order.
     """
+    device = torch.device(device)
+    w0 = net.init(seeds).to(device)
+    with device:  # tensors made without a device are made there
+        return _fit(net, [x.to(device) for x in xs], [y.to(device) for y in ys], task,
+                    priors, w0, noise_std, learn_noise, noise_prior, max_iter, gtol,
+                    prior_scales)
+
+
+def _fit(net, xs, ys, task, priors, w0, noise_std, learn_noise, noise_prior, max_iter, gtol,
+         prior_scales):
+    """:func:`fit` from the initial weights ``w0`` (K, P), on the data's device."""
     K = len(xs)
     for p in priors:
         p.check_laplace()
@@ -255,7 +283,6 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
         return map_objective(net, theta, X[idx], Y[idx], mask[idx], rows, regression,
                              noise_prior, learn)
 
-    w0 = net.init(seeds)
     theta0 = torch.cat([w0, torch.full((K, k_tau), log_tau0, dtype=torch.float64)], 1)
     if regression and learn_noise and max_iter >= 2:
         # first half: the noise held at noise_std, so every output must be fitted; learned
@@ -320,7 +347,7 @@ def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=Tr
         c, tau = evidence.maximise(R, rows, groups, q, sse, tau, learn_noise=learn_noise)
     else:
         c = torch.full((len(groups),), float(scale), dtype=torch.float64)
-    cv = c.to(torch.float64)[_slice_index(tuple(groups))]
+    cv = c.to(torch.float64)[_slice_index(tuple(groups)).to(c.device)]
     A = R * torch.sqrt(tau[rows])[:, None] * torch.rsqrt(cv)  # whitened by C D
     regression = task == "regression"
     out = LaplacePosterior(w=w.clone(), log_tau=torch.log(tau) if regression else None,

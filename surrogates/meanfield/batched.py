@@ -32,6 +32,14 @@ Random streams: member k draws its initial means, its batch orders and its noise
 own ``torch.Generator().manual_seed(seed_k)``, in blocks whose size depends only on the
 group's shared settings, so a member's fit does not depend on its batch-mates: a member of
 a batched fit equals the single fit with the same seed and settings (to rounding, tested).
+
+Devices: the same step runs on any torch device (``device="cuda"``). There the initial means
+and batch orders still come from the member's CPU generator (a seed gives the same ones on
+every device), but the noise comes from a generator on the device seeded alike, drawn where
+it is used, and a block is longer (``BLOCK_NUMBERS_DEVICE``, at most ``BLOCK_STEPS_DEVICE``
+steps), because the host waits for the device only once per block: to read the block's
+record. A fit on cuda therefore differs from the CPU's by its noise draws only, as the
+autograd trainer's does.
 Each member keeps its own epochs and minibatches: a member with fewer rows has fewer steps
 per epoch (its last batch of an epoch may be partial; padded rows carry zero weight); a
 member that finishes early stops updating. The stream differs from the autograd trainer's
@@ -42,22 +50,34 @@ autograd fit by its random draws only; both optimise the same ELBO (tested stati
 negative log-likelihood (as the autograd trainer); ``kl`` is the KL at the end of the epoch
 (the autograd trainer averages it over the epoch's steps), and ``elbo`` combines the two.
 
-Imports: numpy, torch and :mod:`surrogates.priors`.
+Imports: numpy, torch, :mod:`surrogates.priors` and :mod:`.fused_step`.
 """
 import math
+from contextlib import nullcontext
 
 import numpy as np
 import torch
 
 from ..priors import DIRECT
+from .fused_step import adam_groups
+from .fused_step import capture as _capture
 
-__all__ = ["LOG_2PI", "BLOCK_NUMBERS", "direct_prior", "Member", "init_means", "train"]
+__all__ = ["LOG_2PI", "BLOCK_NUMBERS", "BLOCK_NUMBERS_DEVICE", "BLOCK_STEPS_DEVICE",
+           "direct_prior", "Member", "init_means", "train"]
 
 
 LOG_2PI = math.log(2.0 * math.pi)
 #: Upper bound on the noise numbers a member draws per block (the block's length in steps is
 #: this over the numbers per step: a function of the group's shared settings only).
 BLOCK_NUMBERS = 1 << 17
+#: The same bound on an accelerator, where a block ends in the one wait of the host for the
+#: device; and the most steps a block there takes (a block's buffers are allocated whole).
+BLOCK_NUMBERS_DEVICE = 1 << 24
+BLOCK_STEPS_DEVICE = 4096
+#: On cuda, a step of all members at one learning rate (the whole step and its Adam update,
+#: ~65 kernels of a few microseconds each) is captured once as a CUDA graph and replayed:
+#: one launch instead of ~65 (:mod:`surrogates.meanfield.fused_step`).
+CUDA_GRAPHS = True
 
 
 def direct_prior(prior):
@@ -130,13 +150,17 @@ class _Schedule:
         return rows, counts
 
 
-def train(sizes, members, n_samples=1, batch_size=16, learn_noise=True, progress=None):
+def train(sizes, members, n_samples=1, batch_size=16, learn_noise=True, progress=None,
+          device="cpu", cuda_graph=None):
     """Fit the K ``members`` (a list of :class:`Member`, one architecture ``sizes``, tanh
-    hidden layers, linear output); returns per member a dict with ``mu``, ``rho`` (P,),
-    ``log_tau`` (k,) float32 tensors and ``history`` (per-epoch lists).
+    hidden layers, linear output) on the torch ``device``; returns per member a dict with
+    ``mu``, ``rho`` (P,), ``log_tau`` (k,) float32 tensors (on the device) and ``history``
+    (per-epoch lists).
 
-    ``progress``: None, or a callable given the fraction of steps done after each block."""
-    fit = _BatchedFit(sizes, members, int(n_samples), int(batch_size), learn_noise)
+    ``progress``: None, or a callable given the fraction of steps done after each block.
+    ``cuda_graph``: on cuda, replay each step as a CUDA graph (None: ``CUDA_GRAPHS``)."""
+    fit = _BatchedFit(sizes, members, int(n_samples), int(batch_size), learn_noise,
+                      torch.device(device), cuda_graph)
     for first in range(0, fit.total_steps, fit.block):
         fit.run_block(first)
         if progress is not None:
@@ -149,8 +173,11 @@ class _BatchedFit:
     streams, and the buffers of a block of steps (``block`` steps prepared at once: their
     minibatches, weights, KL weights and noise, then stepped one by one)."""
 
-    def __init__(self, sizes, members, n_samples, batch_size, learn_noise):
+    def __init__(self, sizes, members, n_samples, batch_size, learn_noise, device,
+                 cuda_graph=None):
         f32 = torch.float32
+        self.device = dev = device
+        on_cpu = dev.type == "cpu"
         self.sizes, self.members = sizes, members
         self.n_members = n_members = len(members)
         self.layers, self.n_params = _layers(sizes)
@@ -165,18 +192,24 @@ class _BatchedFit:
         self.closed_form = DIRECT[self.kind]  # the prior class that owns the KL's closed forms
 
         self.gens = [torch.Generator().manual_seed(m.seed) for m in members]
+        # the noise's: the same generators on a CPU, else one on the device per member
+        self.noise_gens = self.gens if on_cpu else [
+            torch.Generator(device=dev).manual_seed(m.seed) for m in members]
         # [:, 0] means, [:, 1] rho (sigma = softplus)
-        self.theta = theta = torch.empty(n_members, 2, self.n_params, dtype=f32)
-        self.log_tau = log_tau = torch.empty(n_members, n_out, dtype=f32)
+        theta = torch.empty(n_members, 2, self.n_params, dtype=f32)
+        log_tau = torch.empty(n_members, n_out, dtype=f32)
         for i, (m, g) in enumerate(zip(members, self.gens)):
             theta[i, 0] = init_means(sizes, g)
             theta[i, 1] = m.init_std + math.log(-math.expm1(-m.init_std))
             log_tau[i] = -2.0 * math.log(m.noise_std)
+        self.theta = theta = theta.to(dev)
+        self.log_tau = log_tau = log_tau.to(dev)
         self.grad = torch.zeros_like(theta)
         self.g_tau = torch.zeros_like(log_tau)
         self.exp_avg = [torch.zeros_like(theta), torch.zeros_like(log_tau)]
         self.exp_avg_sq = [torch.zeros_like(theta), torch.zeros_like(log_tau)]
-        self.step_t = torch.zeros((), dtype=f32)  # Adam's step count (all members step together)
+        # Adam's step count (all members step together)
+        self.step_t = torch.zeros((), dtype=f32, device=dev)
 
         # data: a (K * 2 * N, d) table of [x, x^2] per member, (K * N, k) targets
         self.max_rows = max_rows = max(m.n for m in members)
@@ -186,41 +219,51 @@ class _BatchedFit:
             xtab[i, 0, :m.n] = m.X
             xtab[i, 1, :m.n] = m.X * m.X
             ytab[i, :m.n] = m.Y
-        self.xtab, self.ytab = xtab.view(-1, n_in), ytab.view(-1, n_out)
+        self.xtab, self.ytab = xtab.view(-1, n_in).to(dev), ytab.view(-1, n_out).to(dev)
 
         # prior constants per member
-        self.loc = torch.tensor([m.prior[1] for m in members], dtype=f32).view(n_members, 1)
+        loc = torch.tensor([m.prior[1] for m in members], dtype=f32).view(n_members, 1)
+        self.any_loc = bool(loc.abs().max() > 0)
+        self.loc = loc.to(dev)
         self.scale = np.array([m.prior[2] for m in members])
-        self.any_loc = bool(self.loc.abs().max() > 0)
+        self.scale_t = torch.as_tensor(self.scale, dtype=f32).view(n_members, 1).to(dev)
         noise_a = np.array([0.0 if m.noise_prior is None else m.noise_prior[0] - 1.0
                             for m in members])
         noise_b = np.array([0.0 if m.noise_prior is None else m.noise_prior[1]
                             for m in members])
         hyper = learn_noise and any(m.noise_prior is not None for m in members)
         self.n_rows = np.array([m.n for m in members], dtype=float)
-        hyper_a = torch.tensor(noise_a / self.n_rows, dtype=f32).view(n_members, 1)
-        hyper_b = torch.tensor(noise_b / self.n_rows, dtype=f32).view(n_members, 1)  # / n
+        hyper_a = torch.tensor(noise_a / self.n_rows, dtype=f32).view(n_members, 1).to(dev)
+        hyper_b = torch.tensor(noise_b / self.n_rows, dtype=f32).view(n_members, 1).to(dev)
         self.mu, self.rho = theta[:, 0], theta[:, 1]
         self.step = _make_step(sizes, n_members, rows, theta, log_tau, self.grad, self.g_tau,
                                self.loc, self.any_loc, self.closed_form.add_kl_gradient_,
                                learn_noise, hyper, hyper_a, hyper_b)
 
         # blocks of steps
-        self.block = block = max(1, BLOCK_NUMBERS // (rows * units))
+        self.block = block = (max(1, BLOCK_NUMBERS // (rows * units)) if on_cpu else
+                              min(BLOCK_STEPS_DEVICE,
+                                  max(1, BLOCK_NUMBERS_DEVICE // (rows * units))))
         self.schedules = [_Schedule(m, batch_size, g) for m, g in zip(members, self.gens)]
         self.total_steps = max(s.total for s in self.schedules)
         self.offsets = [0] + list(np.cumsum(sizes[1:]))
-        self.eps_blk = [torch.empty(block, n_members, rows, o, dtype=f32) for o in sizes[1:]]
-        self.xidx_blk = torch.empty(block, 2 * n_members * rows, dtype=torch.int64)
-        self.yidx_blk = torch.empty(block, n_members * rows, dtype=torch.int64)
+
+        def empty(*shape, dtype=f32):
+            return torch.empty(*shape, dtype=dtype, device=dev)
+        self.eps_blk = [empty(block, n_members, rows, o) for o in sizes[1:]]
+        self.xidx_blk = empty(block, 2 * n_members * rows, dtype=torch.int64)
+        self.yidx_blk = empty(block, n_members * rows, dtype=torch.int64)
         # the block's minibatches, gathered at once: (C, 2K, SB, d) [x, x^2] and (C, K, SB, k)
-        self.x_blk = torch.empty(block, 2 * n_members, rows, n_in, dtype=f32)
-        self.y_blk = torch.empty(block, n_members, rows, n_out, dtype=f32)
-        self.w_blk = torch.empty(block, n_members, rows, 1, dtype=f32)
-        self.kla_blk = torch.empty(block, n_members, 1, dtype=f32)  # KL weight / (n * factor)
-        self.klc_blk = torch.empty(block, n_members, 1, dtype=f32)  # KL weight / n
-        self.gr_hist = torch.empty(block, n_members, n_out, dtype=f32)
-        self.tau_hist = torch.empty(block, n_members, n_out, dtype=f32)
+        self.x_blk = empty(block, 2 * n_members, rows, n_in)
+        self.y_blk = empty(block, n_members, rows, n_out)
+        self.w_blk = empty(block, n_members, rows, 1)
+        self.kla_blk = empty(block, n_members, 1)  # KL weight / (n * factor)
+        self.klc_blk = empty(block, n_members, 1)  # KL weight / n
+        self.gr_hist = empty(block, n_members, n_out)
+        self.tau_hist = empty(block, n_members, n_out)
+        # at each epoch end: the KL and the log noise precisions, read with the block's record
+        self.kl_end = empty(block, n_members)
+        self.tau_end = empty(block, n_members, n_out)
         # per member, per step: nll; per member, per epoch end: kl and hyperprior
         self.nll_steps = [[] for _ in range(n_members)]
         self.epoch_kl = [[] for _ in range(n_members)]
@@ -230,25 +273,31 @@ class _BatchedFit:
         self.pad_w = np.tile(np.arange(batch_size), n_samples)
         self.factor = self.closed_form.kl_gradient_factor(self.scale)
         self.adam_key = self.adam_args = None
+        # on cuda the step is captured as a CUDA graph after its first whole step
+        self.use_graph = dev.type == "cuda" and (CUDA_GRAPHS if cuda_graph is None
+                                                 else bool(cuda_graph))
+        self.graph = None
 
-    def kl_values(self):
-        """(K,) KL(q || p) and (K,) log hyperprior at the current parameters: the closed forms
-        of :meth:`surrogates.priors.NormalPrior.kl` and :meth:`LaplacePrior.kl` for every
-        member at once (at epoch ends only: for the record)."""
-        n_members, f32 = self.n_members, torch.float32
+    def kl_values(self, c):
+        """Keep for the record, at step ``c`` of the block (an epoch end), every member's
+        KL(q || p) at the current parameters, the closed forms of
+        :meth:`surrogates.priors.NormalPrior.kl` and :meth:`LaplacePrior.kl` for all at once,
+        and its log noise precisions (for the log hyperprior, :meth:`_hyperprior`)."""
         with torch.no_grad():
             sigma = torch.nn.functional.softplus(self.rho)
             centred = self.mu - self.loc if self.any_loc else self.mu
-            scale = torch.as_tensor(self.scale, dtype=f32).view(n_members, 1)
-            kl = self.closed_form.kl_members(centred, sigma, scale)
-            hyp = np.zeros(n_members)
-            for i, m in enumerate(self.members):
-                if m.noise_prior is not None:
-                    a, b = map(float, m.noise_prior)
-                    hyp[i] = float((a * math.log(b) - math.lgamma(a)
-                                    + (a - 1) * self.log_tau[i]
-                                    - b * torch.exp(self.log_tau[i])).sum())
-            return kl.double().numpy(), hyp
+            self.kl_end[c].copy_(self.closed_form.kl_members(centred, sigma, self.scale_t))
+            self.tau_end[c].copy_(self.log_tau)
+
+    def _hyperprior(self, i, log_tau):
+        """Member i's log Gamma hyperprior density of its noise precisions at ``log_tau``
+        ((k,) CPU tensor); 0 without one."""
+        m = self.members[i]
+        if m.noise_prior is None:
+            return 0.0
+        a, b = map(float, m.noise_prior)
+        return float((a * math.log(b) - math.lgamma(a) + (a - 1) * log_tau
+                      - b * torch.exp(log_tau)).sum())
 
     def _prepare_block(self, first, count):
         """The block's batches, weights, schedules and noise: per step and member, whether it
@@ -265,7 +314,8 @@ class _BatchedFit:
         w = np.zeros((count, n_members, rows), dtype=np.float32)
         units = sum(self.sizes[1:])
         for i, (m, sch) in enumerate(zip(self.members, self.schedules)):
-            noise = torch.randn((self.block, rows, units), generator=self.gens[i])
+            noise = torch.randn((self.block, rows, units), generator=self.noise_gens[i],
+                                device=self.device)
             for l, o in enumerate(self.sizes[1:]):
                 self.eps_blk[l][:, i] = noise[:, :, self.offsets[l]:self.offsets[l] + o]
             mine = steps[steps < sch.total]
@@ -289,8 +339,9 @@ class _BatchedFit:
         self.yidx_blk[:count] = torch.from_numpy(yi.reshape(count, -1))
         self.w_blk[:count] = torch.from_numpy(w[..., None])
         klc = klw / self.n_rows
-        self.klc_blk[:count] = torch.from_numpy(klc[..., None])
-        self.kla_blk[:count] = torch.from_numpy((klc * self.factor)[..., None])
+        self.klc_blk[:count] = torch.from_numpy(klc[..., None].astype(np.float32))
+        self.kla_blk[:count] = torch.from_numpy((klc * self.factor)[..., None]
+                                                .astype(np.float32))
         n_in, n_out = self.sizes[0], self.sizes[-1]
         torch.index_select(self.xtab, 0, self.xidx_blk[:count].view(-1),
                            out=self.x_blk[:count].view(-1, n_in))
@@ -314,28 +365,46 @@ class _BatchedFit:
         w_c, kla_c, klc_c = self.w_blk.unbind(0), self.kla_blk.unbind(0), self.klc_blk.unbind(0)
         gr_c, tau_c = self.gr_hist.unbind(0), self.tau_hist.unbind(0)
         eps_c = [e.unbind(0) for e in self.eps_blk]
+        # a step of every member at one rate: by the CUDA graph, where there is one
+        whole = active.all(1) & (lr == lr[:, :1]).all(1)
         for c in range(count):
-            if changed[c]:
-                self.adam_args = _adam_groups(self.theta, self.log_tau, self.grad, self.g_tau,
-                                              self.exp_avg, self.exp_avg_sq, self.step_t,
-                                              active[c], lr[c])
-            self.step(xb[c], yb[c], w_c[c], [e[c] for e in eps_c], kla_c[c], klc_c[c],
-                      gr_c[c], tau_c[c])
-            self.step_t.add_(1.0)
-            for lr_c, args in self.adam_args:
-                torch._fused_adam_(*args, lr=lr_c, beta1=0.9, beta2=0.999, weight_decay=0.0,
-                                   eps=1e-8, amsgrad=False, maximize=False)
+            inputs = (xb[c], yb[c], w_c[c], [e[c] for e in eps_c], kla_c[c], klc_c[c])
+            if whole[c] and self.graph is not None:
+                self.graph.step(inputs, gr_c[c], tau_c[c], lr[c, 0])
+            else:
+                if changed[c] or self.graph is not None:
+                    self.adam_args = adam_groups(self.theta, self.log_tau, self.grad,
+                                                  self.g_tau, self.exp_avg, self.exp_avg_sq,
+                                                  self.step_t, active[c], lr[c])
+                side = whole[c] and self.graph is None and self.use_graph
+                stream = None
+                if side:  # the warm-up before a capture runs on a side stream (torch's rule)
+                    stream = torch.cuda.Stream()
+                    stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream) if side else nullcontext():
+                    self.step(*inputs, gr_c[c], tau_c[c])
+                    self.step_t.add_(1.0)
+                    for lr_c, args in self.adam_args:
+                        torch._fused_adam_(*args, lr=lr_c, beta1=0.9, beta2=0.999,
+                                           weight_decay=0.0, eps=1e-8, amsgrad=False,
+                                           maximize=False)
+                if side:  # that step warmed up on a side stream: capture the next
+                    torch.cuda.synchronize()
+                    self.graph = _capture(self, inputs, gr_c[c], tau_c[c])
+                    self.use_graph = self.graph is not None
             if ends[c].any():
-                kl, hyp = self.kl_values()
-                for i in self.member_rows[ends[c]]:
-                    self.epoch_kl[i].append(kl[i])
-                    self.epoch_hyp[i].append(hyp[i])
-        self._record(count, active)
+                self.kl_values(c)
+        self._record(count, active, ends)
 
-    def _record(self, count, active):
-        """The block's per-step negative log-likelihood of every active member."""
-        grh = self.gr_hist[:count].double().numpy()
-        lth = self.tau_hist[:count].double().numpy()
+    def _record(self, count, active, ends):
+        """The block's per-step negative log-likelihood of every active member, and its KL and
+        log hyperprior at each of its epoch ends (the host's one wait for the device)."""
+        grh = self.gr_hist[:count].double().cpu().numpy()
+        lth = self.tau_hist[:count].double().cpu().numpy()
+        kl_end, tau_end = self.kl_end[:count].double().cpu().numpy(), self.tau_end[:count].cpu()
+        for c, i in zip(*np.nonzero(ends)):
+            self.epoch_kl[i].append(kl_end[c, i])
+            self.epoch_hyp[i].append(self._hyperprior(i, tau_end[c, i]))
         nll = 0.5 * grh.sum(2) - 0.5 * (lth - LOG_2PI).sum(2)  # (steps, K)
         for i in range(self.n_members):
             self.nll_steps[i].extend(nll[active[:, i], i].tolist())
@@ -363,27 +432,6 @@ class _BatchedFit:
         return results
 
 
-def _adam_groups(theta, log_tau, grad, g_tau, exp_avg, exp_avg_sq, step_t, active, lr):
-    """Arguments of one ``_fused_adam_`` call per learning rate among the active members."""
-    groups = {}
-    K = theta.shape[0]
-    for i in range(K):
-        if active[i]:
-            groups.setdefault(float(lr[i]), []).append(i)
-    if len(groups) == 1 and active.all():  # whole tensors: fewer, longer loops
-        return [(float(lr[0]), ([theta, log_tau], [grad, g_tau], list(exp_avg), list(exp_avg_sq),
-                                [], [step_t] * 2))]
-    out = []
-    for lr_c, rows in groups.items():
-        params = [theta[i] for i in rows] + [log_tau[i] for i in rows]
-        grads = [grad[i] for i in rows] + [g_tau[i] for i in rows]
-        m = [exp_avg[0][i] for i in rows] + [exp_avg[1][i] for i in rows]
-        v = [exp_avg_sq[0][i] for i in rows] + [exp_avg_sq[1][i] for i in rows]
-        st = [step_t] * (2 * len(rows))
-        out.append((lr_c, (params, grads, m, v, [], st)))
-    return out
-
-
 def _make_step(sizes, n_members, rows, theta, log_tau, grad, g_tau, loc, any_loc,
                add_kl_gradient_, learn_noise, hyper, hyper_a, hyper_b):
     """The gradient of -ELBO / n of all members at one step, into ``grad`` ((n_members, 2,
@@ -394,8 +442,11 @@ def _make_step(sizes, n_members, rows, theta, log_tau, grad, g_tau, loc, any_loc
     layers, n_params = _layers(sizes)
     n_layers, n_out = len(layers), sizes[-1]
     f32 = torch.float32
-    mv = torch.empty(n_members, 2, n_params, dtype=f32)  # [:, 0] means, [:, 1] variances
-    sig = torch.empty(n_members, n_params, dtype=f32)
+
+    def empty(*shape, dtype):
+        return torch.empty(*shape, dtype=dtype, device=theta.device)
+    mv = empty(n_members, 2, n_params, dtype=f32)  # [:, 0] means, [:, 1] variances
+    sig = empty(n_members, n_params, dtype=f32)
     mu, rho = theta[:, 0], theta[:, 1]
     gmu, gsig = grad[:, 0], grad[:, 1]
     mv_mu, mv_var = mv[:, 0], mv[:, 1]
@@ -410,19 +461,19 @@ def _make_step(sizes, n_members, rows, theta, log_tau, grad, g_tau, loc, any_loc
     # per layer: out (n_members, 2, rows, o) [mean, variance]; h (n_members, 2, rows, o)
     # [tanh, tanh^2] (hidden); grads (n_members, 2, rows, o) [dL/dm, 2 dL/dv]; input_grads
     # (2 n_members, rows, in) [G_0 W_mu, G_1 W_var]
-    outs = [torch.empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers]
-    hs = [torch.empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers[:-1]]
-    Gs = [torch.empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers]
-    Ds = [torch.empty(2 * n_members, rows, i, dtype=f32) for _, _, i in layers]
-    ezs = [torch.empty(n_members, rows, o, dtype=f32) for _, o, _ in layers]
-    tmp = [torch.empty(n_members, rows, i, dtype=f32) for _, _, i in layers]
+    outs = [empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers]
+    hs = [empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers[:-1]]
+    Gs = [empty(n_members, 2, rows, o, dtype=f32) for _, o, _ in layers]
+    Ds = [empty(2 * n_members, rows, i, dtype=f32) for _, _, i in layers]
+    ezs = [empty(n_members, rows, o, dtype=f32) for _, o, _ in layers]
+    tmp = [empty(n_members, rows, i, dtype=f32) for _, _, i in layers]
     # bmm into a strided view takes a slow per-matrix path (3-4x slower): a contiguous
     # buffer and a copy
-    gWc = [torch.empty(2 * n_members, o, i, dtype=f32) for _, o, i in layers]
+    gWc = [empty(2 * n_members, o, i, dtype=f32) for _, o, i in layers]
     # the first layer's: as (in, out) = x^T grads, 1.4x (1 member) to 3x (24) faster than
     # grads^T x
     # for its thin input, then copied transposed
-    gW0t = torch.empty(2 * n_members, sizes[0], sizes[1], dtype=f32)
+    gW0t = empty(2 * n_members, sizes[0], sizes[1], dtype=f32)
     gW0t_T = gW0t.transpose(1, 2)
     fwd = []
     for l in range(n_layers):
@@ -444,8 +495,8 @@ def _make_step(sizes, n_members, rows, theta, log_tau, grad, g_tau, loc, any_loc
                     None if l == 0 else hs[l - 1][:, 0], None if l == 0 else hs[l - 1][:, 1],
                     None if l == 0 else hs[l - 1].view(2 * n_members, rows, -1),
                     None if l == 0 else Gs[l - 1][:, 0]))
-    residual = torch.empty(n_members, rows, n_out, dtype=f32)
-    weighted_sq = torch.empty(n_members, rows, n_out, dtype=f32)
+    residual = empty(n_members, rows, n_out, dtype=f32)
+    weighted_sq = empty(n_members, rows, n_out, dtype=f32)
     g_last = Gs[n_layers - 1][:, 0]
     sub, mul, div, bmm, baddbmm, addcmul = (torch.sub, torch.mul, torch.div, torch.bmm,
                                             torch.baddbmm, torch.addcmul)

@@ -31,7 +31,7 @@ def fit_autograd(est, X, Y):
     est.variance_scale_ = None
     for name in ("laplace_", "net_"):
         est.__dict__.pop(name, None)
-    dev = torch.device(est.device)
+    dev = est.device_
     # initial weights and batch order come from a CPU generator, so a seed gives the same
     # ones on every device; the reparameterisation draws come from one on the device
     # (on a CPU, the same generator serves both, as it always did)

@@ -272,17 +272,32 @@ def test_bdl_validation_with_a_one_dimensional_target():
     assert max(m.history_["val_rmse"]) < 0.3
 
 
-def test_asking_for_cuda_says_it_was_measured_slower_than_the_cpu():
-    """A user who asks for the GPU must not get a slower fit without a word: mean-field
-    training on cuda was measured slower than the CPU at every size tried (issue 28)."""
-    import warnings
+def test_the_device_is_chosen_by_the_work_of_a_step():
+    """device="auto" takes the GPU only from the measured work per step on; a GPU named for a
+    smaller problem says it was measured slower (a user who asks for the GPU must not get a
+    slower fit without a word, issue 28); a GPU named where there is none is refused."""
+    from surrogates.bdl.settings import AUTO_GPU_WORK, SlowDeviceWarning, choose_device
 
-    from surrogates.bdl.settings import GPU_MEASURED, SlowDeviceWarning, check_settings
+    at = AUTO_GPU_WORK["meanfield"]
+    assert choose_device("auto", "meanfield", at - 1, True) == (torch.device("cpu"), None)
+    assert choose_device("auto", "meanfield", at, True) == (torch.device("cuda"), None)
+    assert choose_device("auto", "meanfield", 10 * at, False) == (torch.device("cpu"), None)
+    assert choose_device("cpu", "laplace", 10 * at, True) == (torch.device("cpu"), None)
+    assert choose_device("cuda", "meanfield", at, True) == (torch.device("cuda"), None)
+    device, warning = choose_device("cuda:0", "meanfield", 13_408, True)
+    assert device == torch.device("cuda:0") and "13,408 multiply-adds" in warning
+    assert f"{at:,.0f}" in warning and "device='auto' would train it on the CPU" in warning
+    with pytest.raises(ValueError, match="device='cuda' asks for a GPU, but torch sees none"):
+        choose_device("cuda", "laplace", at, False)
+    assert issubclass(SlowDeviceWarning, UserWarning)
 
-    with pytest.warns(SlowDeviceWarning, match="slower on cuda than on the CPU") as record:
-        check_settings(BDL(device="cuda"))
-    assert GPU_MEASURED in str(record[0].message)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_settings(BDL(device="cpu"))
-        check_settings(BDL(device="cpu", inference="laplace"))
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+@pytest.mark.parametrize("inference", ["meanfield", "laplace"])
+def test_a_fit_without_a_gpu_runs_on_the_cpu_or_names_the_missing_gpu(inference):
+    X = np.random.default_rng(0).uniform(-1, 1, (30, 2))
+    y = X.sum(1)
+    model = BDL(hidden=(4,), epochs=3, max_iter=5, inference=inference).fit(X, y)
+    assert model.device == "auto" and model.device_ == torch.device("cpu")
+    with pytest.raises(ValueError, match="asks for a GPU, but torch sees none"):
+        BDL(hidden=(4,), epochs=3, inference=inference, device="cuda").fit(X, y)
