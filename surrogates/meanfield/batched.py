@@ -32,6 +32,11 @@ Random streams: member k draws its initial means, its batch orders and its noise
 own ``torch.Generator().manual_seed(seed_k)``, in blocks whose size depends only on the
 group's shared settings, so a member's fit does not depend on its batch-mates: a member of
 a batched fit equals the single fit with the same seed and settings (to rounding, tested).
+Each member keeps its own epochs and minibatches: a member with fewer rows has fewer steps
+per epoch (its last batch of an epoch may be partial; padded rows carry zero weight); a
+member that finishes early stops updating. The stream differs from the autograd trainer's
+(which interleaves batch orders and noise on one generator), so a fit here differs from an
+autograd fit by its random draws only; both optimise the same ELBO (tested statistically).
 
 Devices: the same step runs on any torch device (``device="cuda"``). There the initial means
 and batch orders still come from the member's CPU generator (a seed gives the same ones on
@@ -40,11 +45,6 @@ it is used, and a block is longer (``BLOCK_NUMBERS_DEVICE``, at most ``BLOCK_STE
 steps), because the host waits for the device only once per block: to read the block's
 record. A fit on cuda therefore differs from the CPU's by its noise draws only, as the
 autograd trainer's does.
-Each member keeps its own epochs and minibatches: a member with fewer rows has fewer steps
-per epoch (its last batch of an epoch may be partial; padded rows carry zero weight); a
-member that finishes early stops updating. The stream differs from the autograd trainer's
-(which interleaves batch orders and noise on one generator), so a fit here differs from an
-autograd fit by its random draws only; both optimise the same ELBO (tested statistically).
 
 ``history_`` per epoch: ``nll`` is the mean over the epoch's minibatches of the per-row
 negative log-likelihood (as the autograd trainer); ``kl`` is the KL at the end of the epoch
@@ -268,7 +268,6 @@ class _BatchedFit:
         self.nll_steps = [[] for _ in range(n_members)]
         self.epoch_kl = [[] for _ in range(n_members)]
         self.epoch_hyp = [[] for _ in range(n_members)]
-        self.member_rows = np.arange(n_members)
         # position of each of the S * B rows in its batch
         self.pad_w = np.tile(np.arange(batch_size), n_samples)
         self.factor = self.closed_form.kl_gradient_factor(self.scale)
