@@ -43,7 +43,7 @@ def bdl_settings(n, study, seed):
     deviation (1e-5).
     """
     common = dict(hidden=(30, 15, 10), activation="tanh", seed=seed, num_threads=1,
-                  predict_samples=200, progress=False)
+                  device="cpu", predict_samples=200, progress=False)
     if study.paper:
         return dict(common, inference="meanfield", lr=0.005, lr_step=100, lr_gamma=0.75,
                     epochs=study.epochs, init_std=1e-5, batch_size=16, n_samples=200)

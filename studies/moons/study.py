@@ -87,7 +87,7 @@ def _task(task):
                           epochs=study.epochs, batch_size=study.batch_size, lr=study.lr,
                           lr_step=max(1, study.epochs // 3), lr_gamma=0.5, n_samples=4,
                           kl_samples=4, init_std=1e-3, seed=seed, num_threads=1,
-                          progress=False).fit(Xtr, ytr)
+                          device="cpu", progress=False).fit(Xtr, ytr)
     return _score(model, Xv, yv, seed, time.perf_counter() - t0)
 
 
@@ -107,7 +107,7 @@ def _laplace_task(task):
     fitted, records = fit_restarts(
         lambda i, r: BDLClassifier(hidden=(5, 5), prior=PRIORS[pairs[i][0]], inference="laplace",
                                    max_iter=study.max_iter, seed=pairs[i][1] + SEED_STRIDE * r,
-                                   num_threads=1, progress=False),
+                                   num_threads=1, device="cpu", progress=False),
         [draws[s][:2] for _, s in pairs], study.restarts)
     seconds = (time.perf_counter() - t0) / len(pairs)
     out = {}

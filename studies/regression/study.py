@@ -49,18 +49,19 @@ def bdl_models(study, seed, restart=0):
 
     if not study.paper:
         kw = dict(hidden=(20,), inference="laplace", max_iter=study.max_iter, noise_std=0.1,
-                  seed=seed + SEED_STRIDE * restart, num_threads=1, progress=False,
+                  seed=seed + SEED_STRIDE * restart, num_threads=1, device="cpu",
+                  progress=False,
                   laplace_prior_scale="evidence" if study.noise == "evidence" else 1.0)
         return {"BDL": BDL(prior="normal(0, 0.1)", **kw),
                 HIER: BDL(prior="hierarchical-normal", **kw)}
     paper = dict(hidden=(20,), epochs=study.bdl_epochs, batch_size=study.n_train, n_samples=8,
                  lr=0.01, lr_step=study.bdl_epochs // 4, lr_gamma=0.5, init_std=1e-5,
-                 seed=seed, num_threads=1, progress=False)
+                 seed=seed, num_threads=1, device="cpu", progress=False)
     warm = vi = max(1, 2 * study.bdl_epochs // 3)
     warm_start = dict(hidden=(20,), prior="normal(0, 1)", map_epochs=warm, warm_sigma="laplace",
                       batch_size=study.n_train, n_samples=8, lr=0.01,
                       lr_step=max(1, study.bdl_epochs // 3), lr_gamma=0.5, init_std=1e-5,
-                      noise_std=0.1, seed=seed, num_threads=1, progress=False)
+                      noise_std=0.1, seed=seed, num_threads=1, device="cpu", progress=False)
     return {"BDL": BDL(prior="normal(0, 0.1)", **paper),
             HIER: BDL(prior="hierarchical-normal", **paper),
             "BDL-warm": BDL(epochs=warm + vi, kl_weight=1.0, **warm_start),

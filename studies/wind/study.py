@@ -77,7 +77,8 @@ def _task(task):
     model = BDL(hidden=NETS[target], prior=PRIORS[prior], epochs=epochs,
                 batch_size=max(16, n // 4), lr=0.03, lr_step=max(1, epochs // 10),
                 lr_gamma=0.75, n_samples=4, init_std=1e-5, seed=seed, num_threads=1,
-                progress=False, trace_weights=6 if keep else 0).fit(pts[idx], field[idx])
+                device="cpu", progress=False, trace_weights=6 if keep else 0
+                ).fit(pts[idx], field[idx])
     pred = model.predict_distribution(pts, n_samples=32, levels=())
     out = {"rmse": float(np.sqrt(np.mean((pred.mean - field) ** 2))),
            "seconds": time.perf_counter() - t0}
