@@ -32,6 +32,8 @@ import time
 import numpy as np
 import torch
 
+from surrogates.stacked import StackedMLP
+
 PAPER = dict(hidden=(30, 15, 10), batch_size=16, lr=0.005, lr_step=100, lr_gamma=0.75)
 
 
@@ -120,7 +122,7 @@ def bench_steps(threads):
                           ((64, 64), 256), ((64, 64), 512), ((64, 64), 2048),
                           ((256, 256), 512)):
         sizes = (5, *hidden, 3)
-        n_params = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+        n_params = StackedMLP(sizes).n_params
         X, Y = (torch.as_tensor(a, dtype=torch.float32) for a in _data(batch * 20))
         member, warm = (batched.Member(X, Y, 0, epochs, 0.005, 100, 0.75, 1.0, 0,
                                        ("normal", 0.0, 1.0), 0.01, 0.1, None)
@@ -150,7 +152,7 @@ def bench_laplace_sweep(threads):
                                    ((30, 15, 10), 2000, (1, threads)),
                                    ((64, 64), 1000, (threads,))):
         sizes = (5, *hidden, 3)
-        n_params = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+        n_params = StackedMLP(sizes).n_params
         X, Y = _data(n)
         row = {"hidden": list(hidden), "rows": n,
                "work": step_work("laplace", n, n_params)}

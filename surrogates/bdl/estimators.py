@@ -40,6 +40,7 @@ from ..laplace import LaplaceEngine
 from ..meanfield import MeanFieldEngine
 from ..meanfield.trainer import fit_autograd
 from ..runtime import torch_threads
+from ..stacked import StackedMLP
 from ..validation import MultiOutputRegressorMixin, check_finite, is_int
 from .fit_many import (_batched_meanfield_reason, _fit_laplace_group, _fit_meanfield_group,
                        fit_many)
@@ -216,8 +217,7 @@ class _BaseBDL(BaseEstimator):
             raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
                              f"{X.shape[0]} sample")
         k = Y.shape[1] if self._task == "regression" else len(self.classes_)
-        sizes = (X.shape[1], *self.hidden, k)
-        fit_device(self, X.shape[0], sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:])))
+        fit_device(self, X.shape[0], StackedMLP((X.shape[1], *self.hidden, k)).n_params)
         return X, Y
 
     def _check_X(self, X, reset):
