@@ -9,8 +9,10 @@ allocation faults its pages in again, and the kernel zero-fills each 4 KiB page 
 the arithmetic never asked for.
 
 Measured on the Laplace fit's MAP objective (ten 5-30-15-10-3 networks on 512 points each,
-one thread, float64): 350-1050 minor page faults per evaluation with glibc's defaults, about
-7 with the thresholds below, and 15-25% less CPU per evaluation over three interleaved runs
+one thread, float64): 350-1050 minor page faults per evaluation with glibc's defaults (but
+0 and 137 in two later runs: the raise of the mmap threshold absorbs them when the freed
+blocks come in a favourable order), about 2,700 with its starting thresholds pinned, about
+0-11 with the thresholds below, and 15-25% less CPU per evaluation over three interleaved runs
 each. The membrane study's largest table task (ten such fits, their posteriors and scores):
 2.37 million minor faults against 77 thousand, 31.2 s of CPU against 28.0 s.
 
