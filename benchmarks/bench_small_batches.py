@@ -9,7 +9,12 @@ included, as in a study where the limit state's pool replaces the FE's):
 * ``sequence_s``: one :class:`uqkit.execution.runner.ModelRunner` running the batch sizes
   ``SEQUENCE`` (a FORM gradient, line-search points, active-learning batches of 4);
 * ``workers_started``: worker processes the interpreter started in all; ``tasks``: tasks
-  submitted to the pool; ``pools``: pools (loky executors) created.
+  submitted to the pool; ``pools``: pools (loky executors) created;
+* ``switch_s``: after the FE model ran on the pool (``SWITCH_ROWS`` runs of
+  ``MembraneModel``, as a study's FE truth), ``propagate`` of ``SWITCH_ROWS`` runs of the
+  limit state, another model, on the same number of workers (as importance sampling's or the
+  FE Sobol' runs after it); ``switch_pools``: pools created for it (0: the warm pool ran it);
+  ``switch_warm_s``: the same call again.
 
 Worker counts above the machine's cores oversubscribe it: on 2 cores, 16 workers start 16
 interpreters on 2 cores, so their start-up costs about 8 times the wall time it would on 16
@@ -27,6 +32,8 @@ import time
 #: Batch sizes of the sequence: a central-difference gradient of 5 inputs with g (11), line
 #: search points (1), gradients (10) and active-learning batches (4).
 SEQUENCE = (11, 1, 1, 10, 1, 10, 1, 10, 4, 4, 4, 4, 4, 4)
+#: Runs of each model in the model-switch measurement.
+SWITCH_ROWS = 2000
 #: The limit state's threshold on w(p1) (about its 1e-3 quantile under Table 3's inputs).
 THRESHOLD = -3.26
 
@@ -88,6 +95,26 @@ def measure(workers):
     out.update(counts)
     if workers > 1:
         out.update(task_costs(g, X[:11], workers))
+        out.update(model_switch(g, workers, counts))
+    return out
+
+
+def model_switch(g, workers, counts):
+    """``switch_s``, ``switch_pools`` and ``switch_warm_s`` (module notes)."""
+    from uqkit import propagate, sample
+    from uqkit.adapters import MembraneModel
+    from uqkit.presets import table3
+
+    X = sample(table3(), SWITCH_ROWS, seed=1).values
+    propagate(MembraneModel(probe_frame="relative"), X, workers=workers, progress=False)
+    pools = counts["pools"]
+    out = {}
+    for name in ("switch_s", "switch_warm_s"):
+        t0 = time.perf_counter()
+        propagate(g, X, workers=workers, progress=False)
+        out[name] = time.perf_counter() - t0
+        if name == "switch_s":
+            out["switch_pools"] = counts["pools"] - pools
     return out
 
 
@@ -133,14 +160,16 @@ def main(argv=None):
     print(f"{os.cpu_count()} cores; FORM on the membrane limit state, then {len(SEQUENCE)} "
           f"batches ({sum(SEQUENCE)} rows) through one ModelRunner")
     print("workers  FORM s  FORM warm s  sequence s  pools  workers started  tasks  "
-          "cold task s  warm dispatch ms")
+          "cold task s  warm dispatch ms  switch s  switch pools  switch warm s")
+    nan = float("nan")
     for r in rows:
         print(f"{r['workers']:7d}  {r['form_s']:6.2f}  {r['form_warm_s']:11.2f}  "
               f"{r['sequence_s']:10.2f}  {r['pools']:5d}  {r['workers_started']:15d}  "
-              f"{r['tasks']:5d}  {r.get('cold_task_s', float('nan')):11.2f}  "
-              f"{r.get('warm_dispatch_ms', float('nan')):16.2f}")
+              f"{r['tasks']:5d}  {r.get('cold_task_s', nan):11.2f}  "
+              f"{r.get('warm_dispatch_ms', nan):16.2f}  {r.get('switch_s', nan):8.2f}  "
+              f"{r.get('switch_pools', -1):12d}  {r.get('switch_warm_s', nan):13.2f}")
     print("(pools, workers started and tasks count the FORM runs and the sequence only; the "
-          "task costs are measured after them on a pool of their own)")
+          "task costs and the model switch are measured after them)")
     return rows
 
 

@@ -111,7 +111,6 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         it is ready, so an interrupted call loses only the tasks that were running.
     """
     from .executors import check_interrupt, interrupt_guard, iter_completed, make_executor
-    from .model import identity_key
 
     results, todo = {}, {}
     for name, (settings, payload) in tasks.items():
@@ -142,8 +141,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
                     check_interrupt()
                     finish(name, fn(payload))
             else:
-                with make_executor("local", workers=min(workers, len(todo)),
-                                   code_key=identity_key(fn)) as ex:
+                with make_executor("local", workers=min(workers, len(todo))) as ex:
                     futures = {ex.submit(fn, payload): name for name, (_, payload) in todo.items()}
                     for fut in iter_completed(futures):
                         finish(futures[fut], fut.result())

@@ -25,13 +25,12 @@ from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 
 __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
-           "kill_child_groups", "watch_parent", "worker_init", "end_worker", "cpu_count",
-           "SIGNAL_POLL", "interrupt_guard", "check_interrupt", "iter_completed",
-           "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS", "check_picklable",
-           "local_executor", "is_local_pool", "release_workers", "stop_executor",
-           "WORKER_GRACE",
-           "MissingDependencyError", "DASK_CONNECT_SECONDS", "DASK_INSTALL",
-           "dask_client_class", "make_executor"]
+           "kill_child_groups", "watch_parent", "worker_init", "keep_through_memory_growth",
+           "end_worker", "cpu_count", "SIGNAL_POLL", "interrupt_guard", "check_interrupt",
+           "iter_completed", "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS",
+           "check_picklable", "local_executor", "start_context", "is_local_pool",
+           "release_workers", "stop_executor", "WORKER_GRACE", "MissingDependencyError",
+           "DASK_CONNECT_SECONDS", "DASK_INSTALL", "dask_client_class", "make_executor"]
 
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -115,14 +114,37 @@ def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
 
 def worker_init(parent_pid, threads=1, code_key=None):
     """Initializer of every local worker: thread caps, SIGINT ignored, SIGTERM ends the
-    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog.
-    ``code_key`` only tells pools apart (see :func:`local_executor`)."""
+    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog, no
+    restart for memory growth (:func:`keep_through_memory_growth`). ``code_key`` only tells
+    pools apart (see :func:`local_executor`)."""
     import signal
 
     pin_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, end_worker)
     watch_parent(parent_pid)
+    keep_through_memory_growth()
+
+
+def keep_through_memory_growth():
+    """Turn off loky's restart of a worker whose memory grew, in this worker.
+
+    loky measures a worker's memory after its first task and, when a later task leaves it
+    300 MB larger, ends the worker and starts a fresh one: a guard against leaking tasks. A
+    uqkit worker grows that much by design when it runs the FE first and a BDL fit next, on
+    a pool kept across models (torch's import, and the freed memory
+    :mod:`surrogates.allocator` keeps for reuse). Measured on 2 cores, the membrane study
+    with 2 workers: 4 workers started where 2 sufficed, and the fits took 7-10% more CPU
+    than on a pool of their own (two interleaved runs each). Without the guard loky only
+    collects garbage between tasks; the memory a worker holds goes back when the pool ends
+    it (idle for :data:`IDLE_SECONDS`, or replaced). Does nothing on a loky without it.
+    """
+    try:
+        from loky import process_executor
+    except ImportError:  # pragma: no cover - loky is a dependency
+        return
+    if hasattr(process_executor, "_USE_PSUTIL"):
+        process_executor._USE_PSUTIL = False
 
 
 def end_worker(signum=None, frame=None):
@@ -236,8 +258,13 @@ class SerialExecutor(Executor):
 
 #: The default start method of local workers (see the module docstring).
 DEFAULT_START_METHOD = "loky"
-#: Seconds an idle local worker waits for more work before it exits.
-IDLE_SECONDS = 60
+#: Seconds an idle local worker waits for more work before it exits: loky's (and joblib's)
+#: default. An analysis's phase in its own process can outlast a minute (the reliability
+#: study's active learning with a BDL: 45-65 s on 2 cores), and with 60 s every worker of
+#: the pool had exited when the FE Sobol' runs came next, which started them all again
+#: (8.2 s for those runs with 16 workers on 2 cores, 1.7 s with the pool warm). The console
+#: script ends its workers at exit.
+IDLE_SECONDS = 300
 
 
 def check_picklable(obj, what="the model"):
@@ -258,43 +285,63 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
     """A loky process pool of ``workers`` (default: every core) processes, each pinned to
     ``threads`` threads and watching this process (:func:`worker_init`).
 
-    The pool is loky's reusable one: a later call with the same settings and the same
-    ``code_key`` gets the same workers back (warm, their imports and JIT caches loaded); another
-    key gets fresh workers. Workers import a model's module once, so a pool kept across a
-    change of the model's code would run the old code: callers pass a key of the model's
-    identity (:func:`uqkit.execution.model.identity_key`, which hashes its code). Idle workers exit
-    after :data:`IDLE_SECONDS`.
+    The pool is loky's reusable one: a later call with the same settings gets the same
+    workers back (warm, their imports and JIT caches loaded), whatever model it runs, unless
+    the file of a module this process has loaded or its import path changed since
+    (:func:`uqkit.execution.loaded_code.import_key`): workers import a module once, from the
+    path they started with, so a pool kept then could run old code or miss a module; it gets
+    fresh workers. Another ``code_key`` also gets fresh workers. Idle workers exit after
+    :data:`IDLE_SECONDS`.
 
     Args:
         workers: number of processes.
         start_method: loky's context name: ``"loky"`` (default, fork + exec),
             ``"loky_init_main"`` (also runs the parent's ``__main__``), ``"spawn"``.
         threads: threads per worker.
-        code_key: a string naming the code the workers will run.
+        code_key: a string that tells pools apart (tests, benchmarks); None for the default.
     """
     from loky import get_reusable_executor
-    from loky.backend.context import get_context
+
+    from .loaded_code import import_key
 
     global _pool
     workers = cpu_count() if workers is None else int(workers)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got workers={workers}")
     env = {var: str(threads) for var in THREAD_VARIABLES}
+    key = (code_key, import_key())
     _pool = get_reusable_executor(max_workers=workers,
-                                  context=get_context(start_method or DEFAULT_START_METHOD),
+                                  context=start_context(start_method or DEFAULT_START_METHOD),
                                   timeout=IDLE_SECONDS, initializer=worker_init,
-                                  initargs=(os.getpid(), threads, code_key), env=env,
+                                  initargs=(os.getpid(), threads, key), env=env,
                                   kill_workers=_reusable_pool_is_idle())
     return _pool
 
 
+#: Start contexts by name, as first resolved (see :func:`start_context`).
+_contexts = {}
+
+
+def start_context(name):
+    """loky's start context ``name``, the same object at every call. loky resolves a name in
+    multiprocessing's registry, where joblib's copy of loky (imported with scikit-learn)
+    registers contexts of the same names: a pool asked for with the other object has other
+    settings, so loky replaced the warm pool (seen in the reliability study: the pool after
+    the GP's active learning)."""
+    if name not in _contexts:
+        from loky.backend.context import get_context
+
+        _contexts[name] = get_context(name)
+    return _contexts[name]
+
+
 def _reusable_pool_is_idle():
     """Whether the pool loky would replace (its reusable executor, kept per thread) exists
-    and has no task pending. A pool that other settings or another model replace has its
+    and has no task pending. A pool that other settings or changed code replace has its
     workers killed when it is idle, rather than waited for: the interpreters' shutdown of 16
     workers that had run the FE took 1.9 s on 2 cores (0.1 s killed), paid by every analysis
-    whose model differs from the last one's. A busy pool, or one loky's private storage does
-    not show, is waited for, as loky does."""
+    whose model differed from the last one's while pools were kept per model. A busy pool,
+    or one loky's private storage does not show, is waited for, as loky does."""
     try:
         from loky import reusable_executor
 
@@ -407,7 +454,7 @@ def make_executor(kind="local", workers=None, address=None, code_key=None):
         workers: processes of the local pool.
         address: scheduler address of a Dask cluster (``tcp://host:8786``), for ``"dask"``;
             a ``distributed.Client`` object also works.
-        code_key: for ``"local"``, a key of the code to run (see :func:`local_executor`).
+        code_key: for ``"local"``, a key that tells pools apart (see :func:`local_executor`).
     """
     if kind == "serial":
         yield SerialExecutor()

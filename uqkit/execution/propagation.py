@@ -430,8 +430,7 @@ class _Run:
                 if kind is None:
                     self._run(executor)
                 else:
-                    with make_executor(kind, workers=workers, address=dask,
-                                       code_key=identity_key(self.model)) as ex:
+                    with make_executor(kind, workers=workers, address=dask) as ex:
                         self._run(ex)
         except KeyboardInterrupt:
             self._flush()

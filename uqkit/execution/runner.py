@@ -61,8 +61,7 @@ class ModelRunner:
             if kind in ("local", "dask"):
                 check_picklable(self.model)
             self._key = identity_key(self.model)
-            self._cm = make_executor(kind, workers=self.workers, address=self.dask,
-                                     code_key=self._key)
+            self._cm = make_executor(kind, workers=self.workers, address=self.dask)
             self._ex = self._cm.__enter__()
         return self
 

@@ -91,6 +91,7 @@ def test_an_oversubscribed_pool_costs_workers_per_core_times_more_to_warm():
 
 def test_a_tiny_batch_runs_here_with_the_pool_s_rows():
     X = sample(INPUTS, 11, seed=3).values
+    executors.release_workers()  # the pool is kept across models: start from none
     with ModelRunner(WhereRun(), INPUTS, workers=2) as run:
         here = run(X)
         assert len(run.pool._processes) == 0  # no worker was started for it
@@ -117,7 +118,7 @@ def test_a_sequence_of_small_batches_reuses_one_pool(monkeypatch):
             pools.add(id(run.pool))
             workers = set(run.pool._processes)
         assert len(pools) == 1 and pids <= workers and len(workers) == 2
-        assert executors.local_executor(2, code_key=run._key) is run.pool
+        assert executors.local_executor(2) is run.pool
 
 
 def test_the_rows_run_here_are_the_fe_rows_of_the_pool():

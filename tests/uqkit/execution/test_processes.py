@@ -406,6 +406,30 @@ def _sleep_then_pid(seconds):
     return os.getpid()
 
 
+#: What a task keeps in its worker (the memory-growth test).
+_KEPT = []
+
+
+def _grow_then_pid(megabytes):
+    time.sleep(1.1)  # loky looks at a worker's memory at most once a second
+    _KEPT.append(bytearray(megabytes * 2 ** 20))
+    return os.getpid()
+
+
+def test_a_worker_whose_memory_grows_keeps_running():
+    """loky ended a worker whose memory grew by 300 MB since its first task and started a
+    fresh one, which imported everything again: on a pool kept across models, the workers
+    that ran the FE restarted after their first BDL fit. psutil is how loky measures."""
+    pytest.importorskip("psutil")
+    from uqkit.execution.executors import local_executor, release_workers
+
+    ex = local_executor(workers=1, code_key="memory-growth")
+    first = ex.submit(_pid, 0).result()
+    assert ex.submit(_grow_then_pid, 400).result() == first
+    assert ex.submit(_pid, 0).result() == first
+    release_workers()
+
+
 def test_an_idle_pool_replaced_by_another_model_is_killed_a_busy_one_is_waited_for():
     """Another code key replaces the pool. Its idle workers are killed (a negative exit
     code: a signal), not waited for while their interpreters shut down; a pool with a task
