@@ -111,6 +111,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         it is ready, so an interrupted call loses only the tasks that were running.
     """
     from .executors import check_interrupt, interrupt_guard, iter_completed, make_executor
+    from .loaded_code import call_reporting, take_report
 
     results, todo = {}, {}
     for name, (settings, payload) in tasks.items():
@@ -142,9 +143,11 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
                     finish(name, fn(payload))
             else:
                 with make_executor("local", workers=min(workers, len(todo))) as ex:
-                    futures = {ex.submit(fn, payload): name for name, (_, payload) in todo.items()}
+                    # the workers report the modules they load (a pool kept across models)
+                    futures = {ex.submit(call_reporting, fn, payload): name
+                               for name, (_, payload) in todo.items()}
                     for fut in iter_completed(futures):
-                        finish(futures[fut], fut.result())
+                        finish(futures[fut], take_report(fut.result()))
     finally:
         if bar is not None:
             bar.close()

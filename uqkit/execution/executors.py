@@ -25,7 +25,7 @@ from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 
 __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
-           "kill_child_groups", "watch_parent", "worker_init", "keep_through_memory_growth",
+           "kill_child_groups", "watch_parent", "worker_init", "WORKER_MEMORY_GROWTH",
            "end_worker", "cpu_count", "SIGNAL_POLL", "interrupt_guard", "check_interrupt",
            "iter_completed", "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS",
            "check_picklable", "local_executor", "start_context", "is_local_pool",
@@ -112,39 +112,26 @@ def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
     threading.Thread(target=watch, name="uqkit-parent-watchdog", daemon=True).start()
 
 
-def worker_init(parent_pid, threads=1, code_key=None):
+def worker_init(parent_pid, threads=1, pool_key=None):
     """Initializer of every local worker: thread caps, SIGINT ignored, SIGTERM ends the
-    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog, no
-    restart for memory growth (:func:`keep_through_memory_growth`). ``code_key`` only tells
-    pools apart (see :func:`local_executor`)."""
+    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog.
+    ``pool_key`` only tells pools apart (see :func:`local_executor`)."""
     import signal
 
     pin_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, end_worker)
     watch_parent(parent_pid)
-    keep_through_memory_growth()
 
 
-def keep_through_memory_growth():
-    """Turn off loky's restart of a worker whose memory grew, in this worker.
-
-    loky measures a worker's memory after its first task and, when a later task leaves it
-    300 MB larger, ends the worker and starts a fresh one: a guard against leaking tasks. A
-    uqkit worker grows that much by design when it runs the FE first and a BDL fit next, on
-    a pool kept across models (torch's import, and the freed memory
-    :mod:`surrogates.allocator` keeps for reuse). Measured on 2 cores, the membrane study
-    with 2 workers: 4 workers started where 2 sufficed, and the fits took 7-10% more CPU
-    than on a pool of their own (two interleaved runs each). Without the guard loky only
-    collects garbage between tasks; the memory a worker holds goes back when the pool ends
-    it (idle for :data:`IDLE_SECONDS`, or replaced). Does nothing on a loky without it.
-    """
-    try:
-        from loky import process_executor
-    except ImportError:  # pragma: no cover - loky is a dependency
-        return
-    if hasattr(process_executor, "_USE_PSUTIL"):
-        process_executor._USE_PSUTIL = False
+#: Bytes a local worker's memory may grow after its first task before loky ends it and starts
+#: a fresh one (``LOKY_MAX_MEMORY_LEAK_SIZE``; loky's default is 300 MB): a guard against
+#: leaking tasks. A worker grows past 300 MB by design when it runs the FE first and a BDL
+#: fit next on a pool kept across models (torch's import, and the freed memory
+#: :mod:`surrogates.allocator` keeps for reuse). Measured on 2 cores, the membrane study with
+#: 2 workers under loky's default: 4 workers started where 2 sufficed, and the fits took
+#: 7-10% more CPU than on a pool of their own (two interleaved runs each).
+WORKER_MEMORY_GROWTH = 2 * 1024 ** 3
 
 
 def end_worker(signum=None, frame=None):
@@ -258,8 +245,8 @@ class SerialExecutor(Executor):
 
 #: The default start method of local workers (see the module docstring).
 DEFAULT_START_METHOD = "loky"
-#: Seconds an idle local worker waits for more work before it exits: loky's (and joblib's)
-#: default. An analysis's phase in its own process can outlast a minute (the reliability
+#: Seconds an idle local worker waits for more work before it exits (joblib's default; loky's
+#: own is 10 s). An analysis's phase in its own process can outlast a minute (the reliability
 #: study's active learning with a BDL: 45-65 s on 2 cores), and with 60 s every worker of
 #: the pool had exited when the FE Sobol' runs came next, which started them all again
 #: (8.2 s for those runs with 16 workers on 2 cores, 1.7 s with the pool warm). The console
@@ -309,6 +296,7 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got workers={workers}")
     env = {var: str(threads) for var in THREAD_VARIABLES}
+    env["LOKY_MAX_MEMORY_LEAK_SIZE"] = str(WORKER_MEMORY_GROWTH)
     key = (code_key, import_key())
     _pool = get_reusable_executor(max_workers=workers,
                                   context=start_context(start_method or DEFAULT_START_METHOD),
@@ -323,15 +311,17 @@ _contexts = {}
 
 
 def start_context(name):
-    """loky's start context ``name``, the same object at every call. loky resolves a name in
-    multiprocessing's registry, where joblib's copy of loky (imported with scikit-learn)
-    registers contexts of the same names: a pool asked for with the other object has other
+    """loky's own start context ``name``, the same object at every call. loky resolves a name
+    in multiprocessing's registry, where joblib's copy of loky (imported with scikit-learn)
+    registers contexts of the same names: a pool asked for with joblib's object had other
     settings, so loky replaced the warm pool (seen in the reliability study: the pool after
-    the GP's active learning)."""
+    the GP's active learning), and ran loky's pool with joblib's processes."""
     if name not in _contexts:
-        from loky.backend.context import get_context
+        from loky.backend import context
 
-        _contexts[name] = get_context(name)
+        own = {"loky": getattr(context, "ctx_loky", None),
+               "loky_init_main": getattr(context, "LokyInitMainContext", lambda: None)()}
+        _contexts[name] = own.get(name) or context.get_context(name)
     return _contexts[name]
 
 

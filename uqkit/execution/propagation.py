@@ -25,6 +25,7 @@ from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_co
 from .model import (RAISED, ModelOutput, RunContext, describe_model, evaluate, identity_key,
                     stack_values)
 from ..inputs.sampling import Samples
+from .loaded_code import call_reporting, take_report
 from .placement import (chunk_rows, record_cost, record_in_process, runs_in_process,
                         single_threaded)
 from .store import StudyStore
@@ -352,6 +353,7 @@ class _Run:
         self.systematic = None
         self.probes = set()
         self.rows_rerun, self.batch_errors = 0, Counter()
+        self.reporting = False  # whether the chunks come back with call_reporting's report
         # the model's identity key where a local pool was asked for: its chunks' costs are
         # recorded for the placement rule, and a batch run here is single-threaded as there
         self.cost_key = None
@@ -472,8 +474,12 @@ class _Run:
                 self._finish(i, out)
             return
         check_interrupt()  # one dropped while the run was being set up
-        futures = {ex.submit(_run_chunk, self.model, self.task_inputs(i), self.task_context(i)): i
-                   for i in order}
+        # a local pool's workers report the modules they load (loaded_code: a pool is kept
+        # across models while that code is unchanged)
+        self.reporting = is_local_pool(ex)
+        task = (lambda *a: ex.submit(call_reporting, _run_chunk, *a)) if self.reporting else (
+            lambda *a: ex.submit(_run_chunk, *a))
+        futures = {task(self.model, self.task_inputs(i), self.task_context(i)): i for i in order}
         try:
             for fut in iter_completed(futures):
                 self._finish(futures[fut], self._result(fut))
@@ -483,12 +489,15 @@ class _Run:
             for fut, i in futures.items():
                 if i in self.todo and not fut.cancel() and fut.done() and \
                         fut.exception() is None:
-                    self._finish(i, fut.result())
+                    self._finish(i, self._value(fut.result()))
             raise
+
+    def _value(self, result):
+        return take_report(result) if self.reporting else result
 
     def _result(self, fut):
         try:
-            return fut.result()
+            return self._value(fut.result())
         except Exception as exc:  # evaluate() catches the model's own exceptions
             self._flush()
             saved = sum(len(p.status) for p in self.parts if p is not None)

@@ -84,6 +84,30 @@ def test_a_changed_helper_module_gets_fresh_workers(project):
                      progress=False).outputs[0, 0] == 3
 
 
+def test_a_module_only_the_workers_loaded_gets_fresh_workers_when_it_changes(project):
+    """The model imports its helper as it runs: this process never loads it, the workers
+    report it. Edited, it is new code for every model after."""
+    _write(project / "lazy_helper.py", "FACTOR = 2\n")
+    _write(project / "lazy_model.py", "def model(X):\n    import lazy_helper\n"
+           "    return lazy_helper.FACTOR * X\n")
+    import lazy_model
+
+    X = np.ones((8, 1))
+    assert propagate(lazy_model.model, X, workers=2, chunk_size=4,
+                     progress=False).outputs[0, 0] == 2
+    assert "lazy_helper" not in __import__("sys").modules
+    assert str(project / "lazy_helper.py") in loaded_files_seen()
+    _write(project / "lazy_helper.py", "FACTOR = 3\n")
+    assert propagate(lazy_model.model, X, workers=2, chunk_size=4,
+                     progress=False).outputs[0, 0] == 3
+
+
+def loaded_files_seen():
+    from uqkit.execution import loaded_code
+
+    return set(loaded_code._seen)
+
+
 def test_a_directory_put_on_the_path_later_reaches_the_workers(project, monkeypatch):
     """Workers take the import path when they start: a module of a directory added since
     (a notebook's sys.path.insert) needs workers started after it."""
