@@ -249,8 +249,8 @@ DEFAULT_START_METHOD = "loky"
 #: own is 10 s). An analysis's phase in its own process can outlast a minute (the reliability
 #: study's active learning with a BDL: 45-65 s on 2 cores), and with 60 s every worker of
 #: the pool had exited when the FE Sobol' runs came next, which started them all again
-#: (8.2 s for those runs with 16 workers on 2 cores, 1.7 s with the pool warm). The console
-#: script ends its workers at exit.
+#: (those runs took 8.2 s with 16 workers on 2 cores, against 1.7 s in runs that started no
+#: pool). The console script ends its workers at exit.
 IDLE_SECONDS = 300
 
 

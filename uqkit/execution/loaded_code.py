@@ -7,7 +7,7 @@ runs). A pool kept after that module's file changed would run the old code (an e
 or helper module, a notebook's ``importlib.reload``). A pool started afresh for every model
 is safe but pays its start at every change of model: four pools in one reliability study
 (the FE, the limit state, the limit state again after the GP, the FE), and 2,000 runs of a
-second model after the FE took 2.25 s on a new pool of 2 workers against 0.87 s warm, on 2
+second model after the FE took 2.31 s on a new pool of 2 workers against 0.90 s warm, on 2
 cores (``benchmarks/bench_small_batches.py``; ``docs/guide/performance.md``).
 
 So a pool is kept across models and replaced only when the code it would import may differ
