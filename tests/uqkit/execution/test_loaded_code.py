@@ -2,7 +2,7 @@
 module file any model may use has changed (uqkit.execution.loaded_code)."""
 import importlib
 import os
-import time
+import sys
 
 import numpy as np
 import pytest
@@ -26,6 +26,12 @@ def _write(path, text):
     path.write_text(text)
     if path.stat().st_mtime_ns <= before:  # a coarse file-system clock
         os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+def _first_output(model):
+    """The first output of ``model`` on 8 rows of ones, run on a pool of 2 workers."""
+    return propagate(model, np.ones((8, 1)), workers=2, chunk_size=4,
+                     progress=False).outputs[0, 0]
 
 
 def test_the_generation_moves_only_when_a_loaded_file_changes(project):
@@ -74,14 +80,10 @@ def test_a_changed_helper_module_gets_fresh_workers(project):
     import helper_model
     import helper_scale
 
-    X = np.ones((8, 1))
-    assert propagate(helper_model.model, X, workers=2, chunk_size=4,
-                     progress=False).outputs[0, 0] == 2
-    time.sleep(0.01)
+    assert _first_output(helper_model.model) == 2
     _write(project / "helper_scale.py", "FACTOR = 3\n")
     importlib.reload(helper_scale)
-    assert propagate(helper_model.model, X, workers=2, chunk_size=4,
-                     progress=False).outputs[0, 0] == 3
+    assert _first_output(helper_model.model) == 3
 
 
 def test_a_module_only_the_workers_loaded_gets_fresh_workers_when_it_changes(project):
@@ -92,20 +94,13 @@ def test_a_module_only_the_workers_loaded_gets_fresh_workers_when_it_changes(pro
            "    return lazy_helper.FACTOR * X\n")
     import lazy_model
 
-    X = np.ones((8, 1))
-    assert propagate(lazy_model.model, X, workers=2, chunk_size=4,
-                     progress=False).outputs[0, 0] == 2
-    assert "lazy_helper" not in __import__("sys").modules
-    assert str(project / "lazy_helper.py") in loaded_files_seen()
-    _write(project / "lazy_helper.py", "FACTOR = 3\n")
-    assert propagate(lazy_model.model, X, workers=2, chunk_size=4,
-                     progress=False).outputs[0, 0] == 3
-
-
-def loaded_files_seen():
     from uqkit.execution import loaded_code
 
-    return set(loaded_code._seen)
+    assert _first_output(lazy_model.model) == 2
+    assert "lazy_helper" not in sys.modules
+    assert str(project / "lazy_helper.py") in loaded_code._seen  # the workers' report
+    _write(project / "lazy_helper.py", "FACTOR = 3\n")
+    assert _first_output(lazy_model.model) == 3
 
 
 def test_a_directory_put_on_the_path_later_reaches_the_workers(project, monkeypatch):
@@ -114,17 +109,14 @@ def test_a_directory_put_on_the_path_later_reaches_the_workers(project, monkeypa
     _write(project / "path_first.py", "def model(X):\n    return X + 1\n")
     import path_first
 
-    X = np.ones((8, 1))
-    assert propagate(path_first.model, X, workers=2, chunk_size=4,
-                     progress=False).outputs[0, 0] == 2
+    assert _first_output(path_first.model) == 2
     later = project / "later"
     later.mkdir()
     _write(later / "path_later.py", "def model(X):\n    return X + 5\n")
     monkeypatch.syspath_prepend(str(later))  # this process's path only
     import path_later
 
-    assert propagate(path_later.model, X, workers=2, chunk_size=4,
-                     progress=False).outputs[0, 0] == 6
+    assert _first_output(path_later.model) == 6
 
 
 def test_importing_joblib_keeps_the_warm_pool():
