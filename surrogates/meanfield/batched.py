@@ -59,7 +59,7 @@ import numpy as np
 import torch
 
 from ..priors import DIRECT
-from .fused_step import adam_groups
+from .fused_step import ADAM_SETTINGS, adam_groups
 from .fused_step import capture as _capture
 
 __all__ = ["LOG_2PI", "BLOCK_NUMBERS", "BLOCK_NUMBERS_DEVICE", "BLOCK_STEPS_DEVICE",
@@ -384,9 +384,7 @@ class _BatchedFit:
                     self.step(*inputs, gr_c[c], tau_c[c])
                     self.step_t.add_(1.0)
                     for lr_c, args in self.adam_args:
-                        torch._fused_adam_(*args, lr=lr_c, beta1=0.9, beta2=0.999,
-                                           weight_decay=0.0, eps=1e-8, amsgrad=False,
-                                           maximize=False)
+                        torch._fused_adam_(*args, lr=lr_c, **ADAM_SETTINGS)
                 if side:  # that step warmed up on a side stream: capture the next
                     torch.cuda.synchronize()
                     self.graph = _capture(self, inputs, gr_c[c], tau_c[c])

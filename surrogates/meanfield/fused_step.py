@@ -20,7 +20,12 @@ import warnings
 import numpy as np
 import torch
 
-__all__ = ["adam_groups", "StepGraph", "capture"]
+__all__ = ["ADAM_SETTINGS", "adam_groups", "StepGraph", "capture"]
+
+#: The Adam settings of every ``_fused_adam_`` call of the trainer (torch.optim.Adam's
+#: defaults), eager or captured.
+ADAM_SETTINGS = dict(beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8, amsgrad=False,
+                     maximize=False)
 
 
 class StepGraph:
@@ -44,8 +49,7 @@ class StepGraph:
         with torch.cuda.graph(self.graph):
             fit.step(*self.inputs, self.gr, self.tau)
             fit.step_t.add_(1.0)
-            torch._fused_adam_(*args, lr=self.lr, beta1=0.9, beta2=0.999, weight_decay=0.0,
-                               eps=1e-8, amsgrad=False, maximize=False)
+            torch._fused_adam_(*args, lr=self.lr, **ADAM_SETTINGS)
 
     def step(self, inputs, gr, tau, lr):
         """Take one step on ``inputs`` (the block's views of it) at rate ``lr``; its record

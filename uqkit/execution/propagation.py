@@ -477,9 +477,9 @@ class _Run:
         # a local pool's workers report the modules they load (loaded_code: a pool is kept
         # across models while that code is unchanged)
         self.reporting = is_local_pool(ex)
-        task = (lambda *a: ex.submit(call_reporting, _run_chunk, *a)) if self.reporting else (
-            lambda *a: ex.submit(_run_chunk, *a))
-        futures = {task(self.model, self.task_inputs(i), self.task_context(i)): i for i in order}
+        call = (call_reporting, _run_chunk) if self.reporting else (_run_chunk,)
+        futures = {ex.submit(*call, self.model, self.task_inputs(i), self.task_context(i)): i
+                   for i in order}
         try:
             for fut in iter_completed(futures):
                 self._finish(futures[fut], self._result(fut))
