@@ -1,14 +1,32 @@
-"""How FE throughput scales with the processes running at once: a control for the studies'
+"""How throughput scales with the processes running at once: a control for the studies'
 parallel speed-up (issue 28).
 
-N processes (N = 1, 2, 4, ... up to ``--max``) each solve the membrane at the paper's nominal
-inputs (l 2, b 1, t 0.0015, E 210, nu 0.3) over and over for ``--seconds`` s, all started together after a warm-up solve; the
-row gives the solves per second of one process and of all. The processes share nothing, so
-where the per-process rate falls as N grows, the machine (cores that are hardware threads of
-one core, a clock that drops when every core is busy, shared caches and memory) sets the
-limit, not the study's scheduling: a study of N workers cannot beat the ``total`` ratio.
+N processes (N = 1, 2, 4, ... up to ``--max``) each run one kernel over and over for
+``--seconds`` s, all started together after a warm-up; the row gives the kernel's rate in
+one process and in all. The processes share nothing, so where the per-process rate falls as
+N grows, the machine sets the limit, not the study's scheduling: a study of N workers cannot
+beat the ``total`` ratio. The kernels tell the machine's causes apart:
 
-    python benchmarks/bench_cores.py [--max N] [--seconds S] [--json]
+- ``fe``: the membrane solved at the paper's nominal inputs (l 2, b 1, t 0.0015, E 210,
+  nu 0.3; 20 x 10 elements), in solves per second;
+- ``chain``: one chain of dependent multiply-adds on registers (each waits for the last), in
+  millions per second. It touches no memory and leaves the core's arithmetic units mostly
+  idle, so its rate follows the clock alone: it falls when a busier chip runs a lower clock;
+- ``ports``: independent multiply-adds on numbers in the first-level cache (vectorised),
+  which keep the core's arithmetic units busy. Its rate falls further than ``chain``'s where
+  two of the N processes share one physical core (hardware threads), even if the operating
+  system reports one thread per core.
+
+Where ``fe`` falls like ``chain``, the FE is slower on a busy machine because the clock is;
+where it falls further than ``ports``, caches or memory are shared too.
+
+``--imports`` measures instead what a fresh worker's first training task pays before it
+computes: N processes import :mod:`surrogates` (torch, and a CUDA build's libraries where
+torch has them) and scikit-learn at once; the row gives each one's CPU seconds (user and
+system: mapping shared libraries is the kernel's work) and the slowest one's wall time.
+
+    python benchmarks/bench_cores.py [--kernels fe chain ports] [--max N] [--seconds S]
+                                     [--imports] [--json]
 """
 import argparse
 import json
@@ -16,30 +34,97 @@ import multiprocessing as mp
 import os
 import time
 
+#: Multiply-adds per call of the ``chain`` and ``ports`` kernels.
+STEPS = 4096 * 512
 
-def _solver():
+
+def _fe():
+    """The membrane's solve, warmed up (and numba's cache filled); 1 solve per call."""
     from fem import Membrane
 
     model = Membrane(l=2.0, b=1.0, t=0.0015, E=210.0, nu=0.3, nx=20, ny=10)
-    model.solve()  # warm-up (and the numba cache)
-    return model
+    model.solve()
+    return model.solve, 1.0
 
 
-def _worker(barrier, seconds, out):
-    model = _solver()
+def _chain():
+    """``STEPS`` dependent multiply-adds per call, in millions."""
+    from numba import njit
+
+    @njit(cache=False)
+    def chain(n):
+        x = 1.0
+        for _ in range(n):
+            x = x * 0.999999 + 1e-7
+        return x
+
+    chain(10)
+    return lambda: chain(STEPS), STEPS / 1e6
+
+
+def _ports():
+    """``STEPS`` multiply-adds per call on 512 numbers that stay in the core's first-level
+    cache, each independent of the others (so vectorised), in millions."""
+    import numpy as np
+    from numba import njit
+
+    @njit(cache=False)
+    def ports(y, passes):
+        for _ in range(passes):
+            for i in range(y.size):
+                y[i] = y[i] * 0.999999 + 1e-7
+        return y[0]
+
+    raw = np.ones(512 + 8)
+    first = (-raw.ctypes.data % 64) // 8  # aligned to the cache line: no split loads
+    y = raw[first:first + 512]
+    ports(y, 1)
+    return lambda: ports(y, STEPS // y.size), STEPS / 1e6
+
+
+#: kernel name: (set-up returning (call, units per call), unit)
+KERNELS = {"fe": (_fe, "solves/s"), "chain": (_chain, "M multiply-adds/s"),
+           "ports": (_ports, "M multiply-adds/s")}
+
+
+def _worker(kernel, barrier, seconds, out):
+    call, units = KERNELS[kernel][0]()
     barrier.wait()
     t0, n = time.perf_counter(), 0
     while time.perf_counter() - t0 < seconds:
-        model.solve()
+        call()
         n += 1
-    out.put(n / (time.perf_counter() - t0))
+    out.put(n * units / (time.perf_counter() - t0))
 
 
-def rate(n_procs, seconds):
-    """Solves per second of each of ``n_procs`` processes solving at once."""
+def _importer(barrier, out):
+    barrier.wait()
+    t0, c0 = time.perf_counter(), time.process_time()
+    import sklearn.gaussian_process  # noqa: F401  (the GP baseline's)
+    import surrogates  # noqa: F401
+    out.put((time.process_time() - c0, time.perf_counter() - t0))
+
+
+def import_seconds(n_procs):
+    """(CPU, wall) seconds of each of ``n_procs`` fresh processes importing the training
+    code at once."""
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(n_procs), ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(barrier, seconds, out)) for _ in range(n_procs)]
+    procs = [ctx.Process(target=_importer, args=(barrier, out)) for _ in range(n_procs)]
+    for p in procs:
+        p.start()
+    found = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return found
+
+
+def rate(kernel, n_procs, seconds):
+    """The kernel's rate in each of ``n_procs`` processes running it at once."""
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(n_procs), ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(kernel, barrier, seconds, out))
+             for _ in range(n_procs)]
     for p in procs:
         p.start()
     rates = [out.get() for _ in procs]
@@ -48,24 +133,56 @@ def rate(n_procs, seconds):
     return rates
 
 
+def counts(most):
+    """1, 2, 4, ... and ``most`` itself.
+
+    >>> counts(16), counts(6), counts(1)
+    ([1, 2, 4, 8, 16], [1, 2, 4, 6], [1])
+    """
+    out, n = [], 1
+    while n < most:
+        out.append(n)
+        n *= 2
+    return out + [most]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernels", nargs="+", default=list(KERNELS), choices=list(KERNELS))
     ap.add_argument("--max", type=int, default=os.cpu_count())
     ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--imports", action="store_true",
+                    help="the training code's import in N fresh processes at once")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    _solver()  # compile once, before the processes load it from the cache
-    rows, n = [], 1
-    while n <= args.max:
-        rates = rate(n, args.seconds)
-        rows.append({"processes": n, "per_process": round(sum(rates) / n, 1),
-                     "total": round(sum(rates), 1)})
-        n = n * 2 if n * 2 <= args.max or n == args.max else args.max
-    for row in rows:
-        row["total_vs_1"] = round(row["total"] / rows[0]["total"], 2)
-        print(json.dumps(row) if args.json else
-              f"{row['processes']:3d} processes: {row['per_process']:8.1f} solves/s each, "
-              f"{row['total']:8.1f} in all ({row['total_vs_1']}x one)")
+    if args.imports:
+        rows = []
+        for n in counts(args.max):
+            found = import_seconds(n)
+            rows.append({"kernel": "imports", "processes": n,
+                         "cpu_s_per_process": round(sum(c for c, _ in found) / n, 2),
+                         "wall_s_slowest": round(max(w for _, w in found), 2)})
+            print(json.dumps(rows[-1]) if args.json else
+                  f"imports {n:3d} processes: {rows[-1]['cpu_s_per_process']:5.2f} CPU s "
+                  f"each, the slowest {rows[-1]['wall_s_slowest']:5.2f} s", flush=True)
+        return rows
+    if "fe" in args.kernels:
+        _fe()  # compile once, before the processes load it from the cache
+    rows = []
+    for kernel in args.kernels:
+        first = None
+        for n in counts(args.max):
+            rates = rate(kernel, n, args.seconds)
+            row = {"kernel": kernel, "unit": KERNELS[kernel][1], "processes": n,
+                   "per_process": round(sum(rates) / n, 1), "total": round(sum(rates), 1)}
+            first = first or row
+            row["total_vs_1"] = round(row["total"] / first["total"], 2)
+            row["per_process_vs_1"] = round(row["per_process"] / first["per_process"], 3)
+            rows.append(row)
+            print(json.dumps(row) if args.json else
+                  f"{kernel:6s} {n:3d} processes: {row['per_process']:9.1f} {row['unit']} "
+                  f"each ({row['per_process_vs_1']} of one alone), {row['total']:9.1f} in all "
+                  f"({row['total_vs_1']}x one)", flush=True)
     return rows
 
 

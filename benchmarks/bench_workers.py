@@ -5,7 +5,7 @@ For each study and worker count, one after the other, in a fresh interpreter and
 output directory, after one small run that fills numba's cache: ``uqkit study NAME --out DIR
 --workers W --no-progress``. Each row gives the wall time, the seconds of every phase the
 study logs (a line ``phase: ... X s``; the last figure of the line), the membrane report's
-parallelism and, across worker counts, whether the reports agree number for number (every
+parallelism, the CPU seconds of each pool task it saved (``tasks_cpu_s``) and, across worker counts, whether the reports agree number for number (every
 entry but timings, paths and worker counts).
 
 ``--reduced`` runs the reliability study at 20,000 truth runs, 5,000 pilot runs, 256 FE
@@ -17,6 +17,7 @@ then show overheads, not that many cores.
                                        [--reduced] [--json PATH]
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -62,6 +63,23 @@ def stable(report):
     return report
 
 
+def task_seconds(out):
+    """{task: CPU seconds} of the pool tasks a study run saved in its cache (``DIR/cache``;
+    the membrane study's Table-4, baseline and UQ tasks), largest first.
+
+    >>> task_seconds("/nonexistent")
+    {}
+    """
+    found = {}
+    for entry in sorted(glob.glob(os.path.join(out, "cache", "*.json"))):
+        with open(entry) as fh:
+            stored = json.load(fh)
+        result = stored.get("result") if isinstance(stored, dict) else None
+        if isinstance(result, dict) and "cpu_seconds" in result:
+            found[os.path.basename(entry).rsplit("-", 1)[0]] = round(result["cpu_seconds"], 2)
+    return dict(sorted(found.items(), key=lambda kv: -kv[1]))
+
+
 def run_study(name, workers, out, extra=()):
     """One study run in a fresh interpreter: wall seconds, phases, report."""
     cmd = [sys.executable, "-m", "uqkit.cli", "study", name, "--out", out, "--workers",
@@ -99,15 +117,16 @@ def main(argv=None):
                 row = {"study": name, "workers": workers, "cores": os.cpu_count(),
                        "wall_s": wall, "phases_s": steps,
                        "parallelism": report.get("parallelism"),
+                       "tasks_cpu_s": task_seconds(os.path.join(tmp, f"{name}-{workers}")),
                        "size": "reduced" if extra else "default"}
                 first = stable(report) if first is None else first
                 row["report_equal_to_first"] = stable(report) == first
                 rows.append(row)
+                if args.json:  # after every row: an interrupted run keeps what it measured
+                    with open(args.json, "w") as fh:
+                        json.dump(rows, fh, indent=1)
                 print(f"{name:11s} {workers:3d} workers: {wall:7.1f} s  "
                       + "  ".join(f"{k} {v:.1f}" for k, v in steps.items()), flush=True)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
     return rows
 
 

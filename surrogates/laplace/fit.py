@@ -38,6 +38,7 @@ Otherwise the Cholesky factor of the whitened posterior precision, ``I + Gt = L 
 ``Sigma = D^-1/2 L^-T L^-1 D^-1/2`` and a draw is ``D^-1/2 L^-T e`` (a P x P eigendecomposition
 took 5-10 times as long: 108 against ~15 ms at P = 841).
 """
+import contextlib
 import functools
 import math
 from dataclasses import dataclass
@@ -239,10 +240,23 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
     """
     device = torch.device(device)
     w0 = net.init(seeds).to(device)
-    with device:  # tensors made without a device are made there
+    # tensors made without a device are made there; on the default device already, no
+    # context: torch's device context intercepts every operation (0.8 s of a 6 s fit)
+    with _made_on(device):
         return _fit(net, [x.to(device) for x in xs], [y.to(device) for y in ys], task,
                     priors, w0, noise_std, learn_noise, noise_prior, max_iter, gtol,
                     prior_scales)
+
+
+def _made_on(device):
+    """A context in which tensors made without a device are made on ``device``: torch's
+    device context, or none where ``device`` is torch's default device already (the device
+    of a tensor made without one: ``torch.get_default_device`` came in torch 2.3).
+
+    >>> type(_made_on(torch.empty(0).device)).__name__
+    'nullcontext'
+    """
+    return contextlib.nullcontext() if device == torch.empty(0).device else device
 
 
 def _fit(net, xs, ys, task, priors, w0, noise_std, learn_noise, noise_prior, max_iter, gtol,

@@ -402,6 +402,29 @@ def test_members_with_alike_priors_share_one_prior_term(monkeypatch):
         make_prior("normal(0, 1)")) != laplace_fit.prior_key(make_prior("normal(0, 2)"))
 
 
+def test_a_fit_on_the_default_device_runs_under_no_torch_function_mode(monkeypatch):
+    """torch's device context intercepts every operation in Python (a third of a CPU fit's
+    time): a fit on the device tensors are made on anyway runs without it, and a fit whose
+    tensors must go elsewhere (the "meta" device here, standing in for a GPU) still gets
+    it, so that the tensors it makes without a device land there."""
+    from surrogates.laplace import fit as laplace_fit
+
+    X, Y, _, _ = _smooth_problem()
+    modes = []
+    real_objective = laplace_fit.map_objective
+
+    def objective(*args, **kwargs):
+        modes.append(torch._C._len_torch_function_stack())
+        return real_objective(*args, **kwargs)
+
+    monkeypatch.setattr(laplace_fit, "map_objective", objective)
+    BDL(hidden=(4,), inference="laplace", max_iter=5).fit(X, Y)
+    assert modes and max(modes) == 0
+    assert isinstance(laplace_fit._made_on(torch.device("meta")), torch.device)
+    with laplace_fit._made_on(torch.device("meta")):
+        assert torch.zeros(1).device.type == "meta"
+
+
 def test_save_and_load_a_member(tmp_path):
     X, Y, Xt, _ = _smooth_problem()
     m = fit_many([BDL(hidden=(8,), inference="laplace", max_iter=200, seed=s) for s in (0, 1)],
