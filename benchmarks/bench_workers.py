@@ -5,11 +5,12 @@ For each study and worker count, one after the other, in a fresh interpreter and
 output directory, after one small run that fills numba's cache: ``uqkit study NAME --out DIR
 --workers W --no-progress``. Each row gives the wall time, the seconds of every phase the
 study logs (a line ``phase: ... X s``; the last figure of the line), the membrane report's
-parallelism, the CPU seconds of each pool task it saved (``tasks_cpu_s``) and, across worker counts, whether the reports agree number for number (every
-entry but timings, paths and worker counts).
+parallelism, the CPU seconds of each pool task it saved (``tasks_cpu_s``) and, across
+worker counts, whether the reports agree number for number (every entry but timings, paths
+and worker counts).
 
 ``--reduced`` runs the reliability study at 20,000 truth runs, 5,000 pilot runs, 256 FE
-Sobol' base samples and 500 L-BFGS iterations (about 100 s on 2 cores instead of several
+Sobol' base samples and 500 L-BFGS iterations (about 65 s on 2 cores instead of about two
 minutes). On a machine with fewer cores than workers the pool is oversubscribed: the figures
 then show overheads, not that many cores.
 

@@ -241,7 +241,8 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
     device = torch.device(device)
     w0 = net.init(seeds).to(device)
     # tensors made without a device are made there; on the default device already, no
-    # context: torch's device context intercepts every operation (0.8 s of a 6 s fit)
+    # context: torch's device context intercepts every operation (a 2000-iteration fit on
+    # 1000 rows: 5.8 s with it, 3.8 s without)
     with _made_on(device):
         return _fit(net, [x.to(device) for x in xs], [y.to(device) for y in ys], task,
                     priors, w0, noise_std, learn_noise, noise_prior, max_iter, gtol,
