@@ -87,7 +87,7 @@ KERNELS = {"fe": (_fe, "solves/s"), "chain": (_chain, "M multiply-adds/s"),
            "ports": (_ports, "M multiply-adds/s")}
 
 
-def _worker(kernel, barrier, seconds, out):
+def _worker(barrier, kernel, seconds, out):
     call, units = KERNELS[kernel][0]()
     barrier.wait()
     t0, n = time.perf_counter(), 0
@@ -105,12 +105,12 @@ def _importer(barrier, out):
     out.put((time.process_time() - c0, time.perf_counter() - t0))
 
 
-def import_seconds(n_procs):
-    """(CPU, wall) seconds of each of ``n_procs`` fresh processes importing the training
-    code at once."""
+def together(target, n_procs, *args):
+    """Start ``n_procs`` fresh processes of ``target(barrier, *args, queue)``, which wait at
+    the barrier and put one result each on the queue; returns the results."""
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(n_procs), ctx.Queue()
-    procs = [ctx.Process(target=_importer, args=(barrier, out)) for _ in range(n_procs)]
+    procs = [ctx.Process(target=target, args=(barrier, *args, out)) for _ in range(n_procs)]
     for p in procs:
         p.start()
     found = [out.get() for _ in procs]
@@ -119,18 +119,15 @@ def import_seconds(n_procs):
     return found
 
 
+def import_seconds(n_procs):
+    """(CPU, wall) seconds of each of ``n_procs`` fresh processes importing the training
+    code at once."""
+    return together(_importer, n_procs)
+
+
 def rate(kernel, n_procs, seconds):
     """The kernel's rate in each of ``n_procs`` processes running it at once."""
-    ctx = mp.get_context("spawn")
-    barrier, out = ctx.Barrier(n_procs), ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(kernel, barrier, seconds, out))
-             for _ in range(n_procs)]
-    for p in procs:
-        p.start()
-    rates = [out.get() for _ in procs]
-    for p in procs:
-        p.join()
-    return rates
+    return together(_worker, n_procs, kernel, seconds)
 
 
 def counts(most):
