@@ -124,7 +124,6 @@ def test_importing_joblib_keeps_the_warm_pool():
     its own: a pool asked for after it had other settings, and replaced the warm one. A
     fresh interpreter, where joblib is not imported yet."""
     import subprocess
-    import sys
 
     code = ("from uqkit.execution.executors import local_executor\n"
             "first = local_executor(2)\n"
