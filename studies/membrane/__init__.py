@@ -21,7 +21,7 @@ The package::
     settings  the settings dataclass and the constants
     tasks     the pool's tasks (small dataclasses) and what each computes
     study     run(): the data, the tasks, the report's numbers
-    report    report.md's text and the figures
+    report    report.md's text and the figures, drafted while the pool runs (ReportDrafts)
 """
 from .settings import MembraneStudy, PAPER_R2, PRIORS, PROBES, discretisation_levels
 from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, RUNNERS, TableTask,

@@ -2,32 +2,106 @@
 
 Imports: numpy, matplotlib (through :mod:`studies.common`) and the study's settings.
 """
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from uqkit.presets import table3
-from uqkit.statistics import kde
+from uqkit.statistics import describe, kde
 
 from ..common import figure_section, pyplot, save_figure, write_reports
 from .settings import PROBES
 from .tasks import kde_grid
 
-__all__ = ["figures", "write_report", "markdown", "fig_load_paths", "fig_predictive", "fig_kde"]
-
-def figures(study, uq, Wt, Wv, fits, fig_index, load_paths):
-    """Draw the study's figures into its directory; returns {name: file}."""
-    return {"fig7a": fig_load_paths(study, load_paths),
-            "fig7c": fig_predictive(study, fits, Wv, fig_index),
-            "fig8": fig_kde(study, uq, Wt)}
+__all__ = ["ReportDrafts", "truth_statistics", "write_report", "markdown", "fig_load_paths",
+           "fig_predictive", "fig_kde"]
 
 
-def write_report(study, report):
-    """Write report.json and report.md (``report["figures"]`` from :func:`figures`)."""
-    write_reports(study.out, report, markdown(study, report), log=lambda *_: None)
+def truth_statistics(Wt):
+    """Per probe: the FE truth's mean, std and quantiles 0.01 / 0.5 / 0.99 with their
+    bootstrap standard errors (50 resamples; :func:`uqkit.statistics.describe`)."""
+    return {p: describe(Wt[:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
+            for j, p in enumerate(PROBES)}
 
 
-def markdown(study, r):
+class ReportDrafts:
+    """The report's parts that need the FE data and only some of the pool's results, made in
+    one background thread while the pool computes the rest: the FE truth's statistics
+    (:func:`truth_statistics`), the nominal strain of the notes, and each figure as soon as
+    the tasks it draws are in (:meth:`take`, the pool's ``on_result``): Fig. 7a after the load
+    paths, Fig. 7c after every Table-4 task, Fig. 8 after the UQ tasks. Made after the pool
+    instead, they were a serial phase of 1.3 s on 2 cores (the matplotlib import included),
+    which on many cores lengthens the critical path while the other cores idle.
+
+    matplotlib runs in that one thread alone, one figure at a time. Use as a context
+    manager: leaving it cancels what has not started and waits for what has.
+
+    Args:
+        study: the :class:`studies.membrane.settings.MembraneStudy`.
+        fe: the study's :class:`studies.membrane.study.FEData`.
+        fig_index: the validation row of Fig. 7c.
+        tasks: the names of the pool's tasks (``table-...``, ``uq-N-PRIOR``, ``load-paths``).
+    """
+
+    def __init__(self, study, fe, fig_index, tasks):
+        self.study, self.fe, self.fig_index = study, fe, fig_index
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="membrane-report")
+        self._needs = {"fig7a": {"load-paths"},
+                       "fig7c": {k for k in tasks if k.startswith("table-")},
+                       "fig8": {k for k in tasks if k.startswith("uq-")}}
+        self._waiting = {fig: set(names) for fig, names in self._needs.items()}
+        self._results = {}
+        self._drafts = {"truth": self._thread.submit(truth_statistics, fe.Wt),
+                        "strain": self._thread.submit(_nominal_strain, study)}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._thread.shutdown(wait=True, cancel_futures=True)
+
+    def take(self, name, result):
+        """A pool task's result: start each figure whose tasks are now all in, with its own
+        copy of their results (the dict of results grows meanwhile, in this thread)."""
+        self._results[name] = result
+        for fig, names in self._waiting.items():
+            names.discard(name)
+            if not names and fig not in self._drafts:
+                inputs = {k: self._results[k] for k in self._needs[fig]}
+                self._drafts[fig] = self._thread.submit(getattr(self, f"_{fig}"), inputs)
+
+    def finish(self):
+        """Wait for the drafts; returns ``(figures, truth statistics, nominal strain)``, the
+        figures as {name: file}."""
+        missing = {fig: sorted(names) for fig, names in self._waiting.items() if names}
+        if missing:
+            raise RuntimeError(f"the report's figures lack these tasks' results: {missing}")
+        done = {name: future.result() for name, future in self._drafts.items()}
+        return ({fig: done[fig] for fig in self._needs}, done["truth"], done["strain"])
+
+    def _fig7a(self, inputs):
+        return fig_load_paths(self.study, inputs["load-paths"])
+
+    def _fig7c(self, inputs):
+        fits = {}
+        for name in sorted(inputs):
+            fits.update(inputs[name])
+        return fig_predictive(self.study, fits, self.fe.Wv, self.fig_index)
+
+    def _fig8(self, inputs):
+        uq = {prior: inputs[f"uq-{self.study.n_uq_train}-{prior}"]["priors"][prior]
+              for prior in self.study.priors}
+        return fig_kde(self.study, uq, self.fe.Wt)
+
+
+def write_report(study, report, strain):
+    """Write report.json and report.md (``report["figures"]`` from :class:`ReportDrafts`;
+    ``strain``: the largest Green-Lagrange strain at the mean inputs)."""
+    write_reports(study.out, report, markdown(study, report, strain), log=lambda *_: None)
+
+
+def markdown(study, r, strain):
     t = r["timings"]
-    strain = _nominal_strain(study)
     lines = ["# Membrane UQ study (paper example 3)", "",
              f"Seed {study.seed}; FE runs computed now: {r['fe_runs_computed']}, loaded from the "
              f"store: {r['fe_runs_loaded']}, failed: {r['fe_runs_failed']}. Settings: "
@@ -195,6 +269,7 @@ def _discretisation_text(study, d):
 
 
 def _nominal_strain(study):
+    """The largest Green-Lagrange strain of the study's mesh at the mean inputs."""
     from fem import Membrane
 
     mean = dict(zip(table3().names, table3().mean()))

@@ -14,11 +14,10 @@ from uqkit import propagate, sample
 from uqkit.adapters import MembraneModel
 from uqkit.execution.cache import cached_map
 from uqkit.presets import table3
-from uqkit.statistics import describe
 
 from ..common import StudyError, code_version, locked, study_cache
 from .settings import PAPER_R2, PROBES
-from .report import figures, write_report
+from .report import ReportDrafts, write_report
 from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, TableTask, UQTask,
                     parallelism, timed_task)
 
@@ -211,11 +210,16 @@ def run(study, log=print):
     extra = {f"{key}-{prior_name}": uq_extra for prior_name in study.priors}
     # largest first, so that the longest tasks do not start last (the FE tasks: last)
     order = sorted(tasks, key=lambda k: -tasks[k].size)
-    t_pool = time.perf_counter()
-    timed, computed = cached_map(
-        timed_task, {k: (dict(settings, task=k, **extra.get(k, {})), tasks[k]) for k in order},
-        cache, study.workers, study.progress, "train surrogates")
-    t_pool = time.perf_counter() - t_pool
+    with ReportDrafts(study, fe, fig_index, order) as drafts:
+        t_pool = time.perf_counter()
+        timed, computed = cached_map(
+            timed_task,
+            {k: (dict(settings, task=k, **extra.get(k, {})), tasks[k]) for k in order},
+            cache, study.workers, study.progress, "train surrogates",
+            on_result=lambda name, timed_result: drafts.take(name, timed_result["result"]))
+        t_pool = time.perf_counter() - t_pool
+        # what the drafts have not finished while the pool ran is serial, as it was before
+        figures, stats_truth, strain = drafts.finish()
     groups = {k: v["result"] for k, v in timed.items()}
     log(f"surrogate fits: {computed} tasks trained, {len(tasks) - computed} loaded")
     fits = {}
@@ -231,7 +235,8 @@ def run(study, log=print):
             f"predictions x 50 posterior draws in {uq[prior_name]['predict_seconds']:.1f} s "
             "on one core")
 
-    report = _report(study, _table(fits, study), uq, fe, groups["discretisation"], t_start)
+    report = _report(study, _table(fits, study), uq, fe, stats_truth, groups["discretisation"],
+                     t_start)
     report["baselines"] = {name: {str(n): groups[f"baselines-{n}"][name]
                                   for n in study.train_sizes} for name in ("GP", "PCE", "PR")}
     report["fit_seconds"] = {
@@ -239,17 +244,16 @@ def run(study, log=print):
                               for k, v in groups.items() if k.startswith(f"table-{n}-part"))
                   for n in study.train_sizes},
         "uq": sum(uq[prior_name]["fit_seconds"] for prior_name in study.priors)}
-    report["figures"] = figures(study, uq, fe.Wt, fe.Wv, fits, fig_index,
-                                groups["load-paths"])
+    report["figures"] = figures
     # the whole study but the writing of its report files
     report["timings"]["total_seconds"] = time.perf_counter() - t_start
-    # what runs in this process alone: set-up, the report's statistics and the figures
+    # what runs in this process alone: set-up, the drafts left after the pool, the report
     serial = report["timings"]["total_seconds"] - t_fe - t_pool
     report["parallelism"] = dict(parallelism(
         {k: v["cpu_seconds"] for k, v in timed.items()},
         sum(res.compute_seconds for res in fe.results), serial),
         loaded=len(tasks) - computed)
-    write_report(study, report)
+    write_report(study, report, strain)
     log(f"report: {os.path.join(study.out, 'report.md')}")
     return report
 
@@ -271,21 +275,11 @@ def _table(fits, study):
     return out
 
 
-def _report(study, table, uq, fe, discretisation, t_start):
-    """The report's numbers: Table 4, the surrogate Monte Carlo against the FE truth, the FE
-    runs and the timings."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def _report(study, table, uq, fe, stats_truth, discretisation, t_start):
+    """The report's numbers: Table 4, the surrogate Monte Carlo against the FE truth (the
+    truth's own statistics ``stats_truth``: :func:`studies.membrane.report.truth_statistics`),
+    the FE runs and the timings."""
     primary = "hierarchical" if "hierarchical" in uq else next(iter(uq))
-
-    def truth_stats(j):
-        return describe(fe.Wt[:, j], quantiles=(0.01, 0.5, 0.99), n_boot=50)
-
-    # each statistic is its own computation (its own bootstrap seeds), mostly numpy sorts
-    # that release the GIL: on every core at once, with the same results (the surrogates'
-    # were made in their task, see _uq_statistics)
-    with ThreadPoolExecutor(max_workers=study.workers) as ex:
-        stats_truth = dict(zip(PROBES, ex.map(truth_stats, range(len(PROBES)))))
     uq_cmp = {pr: u["stats"] for pr, u in uq.items()}
     n_t = len(fe.Wt)
     truth_seconds = fe.truth_seconds

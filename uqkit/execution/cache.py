@@ -94,7 +94,7 @@ class ResultCache:
                    {"settings": settings, "result": result})
 
 
-def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
+def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks", on_result=None):
     """Compute ``fn(payload)`` for every task whose result ``cache`` lacks.
 
     Args:
@@ -105,6 +105,9 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         workers: processes (1: in this process); see
             :func:`uqkit.execution.executors.local_executor`.
         progress: show a progress bar.
+        on_result: called as ``on_result(name, result)`` with every task's result, in this
+            process, the stored ones first and the others as each is saved, so that the
+            caller can start on what needs only some of them while the rest compute.
 
     Returns:
         (``{name: result}``, number of tasks computed now). Each result is saved the moment
@@ -114,12 +117,14 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
     from .loaded_code import call_reporting, take_report
 
     results, todo = {}, {}
+    report = on_result or (lambda name, result: None)
     for name, (settings, payload) in tasks.items():
         stored = cache.load(name, settings)
         if stored is None:
             todo[name] = (settings, payload)
         else:
             results[name] = stored
+            report(name, stored)
     if not todo:
         return results, 0
     bar = None
@@ -133,6 +138,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks"):
         cache.save(name, todo[name][0], results[name])
         if bar is not None:
             bar.update(1)
+        report(name, results[name])
 
     # a Ctrl-C whose KeyboardInterrupt Python drops still stops it (see interrupt_guard)
     try:

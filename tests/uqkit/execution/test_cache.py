@@ -45,6 +45,21 @@ def test_process_pool_gives_the_same_results(tmp_path):
     assert serial == pooled
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_on_result_sees_every_result_once_the_stored_ones_first(tmp_path, workers):
+    cache = ResultCache(tmp_path)
+    tasks = {f"t{i}": ({"task": i}, i) for i in range(5)}
+    cached_map(square, {k: tasks[k] for k in ("t1", "t3")}, cache, progress=False)
+    seen = []
+    res, computed = cached_map(square, tasks, cache, workers=workers, progress=False,
+                               on_result=lambda name, result: seen.append((name, result)))
+    assert computed == 3
+    # the two stored results come first, then the three computed ones, each exactly once
+    assert [name for name, _ in seen[:2]] == ["t1", "t3"]
+    assert sorted(name for name, _ in seen[2:]) == ["t0", "t2", "t4"]
+    assert dict(seen) == res == {f"t{i}": {"y": i * i} for i in range(5)}
+
+
 def test_an_interrupted_map_keeps_what_finished(tmp_path):
     cache = ResultCache(tmp_path)
     tasks = {f"t{i}": ({"task": i}, i) for i in range(6)}
