@@ -43,6 +43,33 @@ __all__ = ["BatchedResult", "minimize"]
 vecdot = torch.linalg.vecdot  # row-wise dot products of (K, P) tensors
 
 
+def _rows(values, idx, whole):
+    """``values[idx]``, or ``values`` itself where idx is every row (``whole``)."""
+    return values if whole else values[idx]
+
+
+def _initial_scale(g, Y, rho, order, every):
+    """Per problem, the scale gamma of the two-loop's ``H0 = gamma I``: ``s.y / y.y`` of its
+    newest stored pair (``1 / (rho y.y)``), or ``1 / max(1, |g|)`` where it stores none.
+    ``order``: the slots, newest first. Where every problem stored a pair in the newest slot
+    (the usual case), that slot is read as it is, without gathering each problem's newest."""
+    if order:
+        newest = order[0]
+        if bool((rho[newest] > 0).all()):
+            y_new = Y[newest]
+            yy = vecdot(y_new, y_new).clamp_min(1e-300)
+            return 1.0 / (rho[newest].clamp_min(1e-300) * yy)
+    gamma = 1.0 / g.norm(dim=1).clamp_min(1.0)
+    if order:
+        stored = rho[order] > 0  # (len(order), K), newest first
+        newest = torch.tensor(order)[stored.to(torch.uint8).argmax(0)]  # (K,) slots
+        have = stored.any(0)
+        y_new = Y[newest, every]
+        yy = vecdot(y_new, y_new).clamp_min(1e-300)
+        gamma = torch.where(have, 1.0 / (rho[newest, every].clamp_min(1e-300) * yy), gamma)
+    return gamma
+
+
 @dataclass
 class BatchedResult:
     """x: (K, P) minimisers; f: (K,) objective values; iterations: (K,) iterations each
@@ -114,17 +141,7 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
             a = vecdot(S_[idx], q).mul_(rho_[idx])
             alpha[idx] = a
             q.addcmul_(Y_[idx], a.unsqueeze(1), value=-1.0)
-        # H0 = gamma I from each problem's newest stored pair (else 1 / max(1, |g|))
-        gamma = 1.0 / g.norm(dim=1).clamp_min(1.0)
-        if order:
-            stored = rho[order] > 0  # (len(order), K), newest first
-            newest = torch.tensor(order)[stored.to(torch.uint8).argmax(0)]  # (K,) slots
-            have = stored.any(0)
-            y_new = Y[newest, every]
-            yy = vecdot(y_new, y_new).clamp_min(1e-300)
-            gamma = torch.where(have, 1.0 / (rho[newest, every].clamp_min(1e-300) * yy),
-                                gamma)
-        q *= gamma[:, None]
+        q *= _initial_scale(g, Y, rho, order, every)[:, None]
         for idx in reversed(order):
             b = vecdot(Y_[idx], q).mul_(rho_[idx])
             q.addcmul_(S_[idx], (alpha[idx] - b).unsqueeze(1))
@@ -138,12 +155,22 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
         # backtracking line search, all problems evaluated together
         t = torch.where(active, 1.0, 0.0).to(x.dtype)
         pending = active.clone()
-        x_new, f_new, g_new = x.clone(), f.clone(), g.clone()
+        x_new = None
         failed = torch.zeros(K, dtype=torch.bool)
         for _ in range(max_halvings + 1):
             trial = x + t[:, None] * d
             idx, ft, gt = evaluate(trial, pending)
-            ok = pending[idx] & torch.isfinite(ft) & (ft <= f[idx] + c1 * t[idx] * gd[idx])
+            whole = len(idx) == K  # then idx is every row, and rows need no gathering
+            ok = ((pending if whole else pending[idx]) & torch.isfinite(ft)
+                  & (ft <= _rows(f, idx, whole) + c1 * _rows(t, idx, whole)
+                     * _rows(gd, idx, whole)))
+            if x_new is None:
+                if whole and bool(ok.all()):
+                    # every problem takes its first trial step (the usual case): the
+                    # trial is the new point, with no row copied
+                    x_new, f_new, g_new = trial, ft.clone(), gt.clone()
+                    break
+                x_new, f_new, g_new = x.clone(), f.clone(), g.clone()
             acc = idx[ok]
             x_new[acc], f_new[acc], g_new[acc] = trial[acc], ft[ok], gt[ok]
             pending[acc] = False

@@ -55,6 +55,34 @@ def test_lbfgs_evaluates_only_the_problems_that_need_it_and_keeps_their_paths():
     assert all(idx == sorted(set(idx)) for idx in seen)
 
 
+def test_lbfgs_initial_scale_is_s_y_over_y_y_of_each_problems_newest_pair():
+    """H0's scale against its definition, in both ways it is read: every problem's newest
+    pair in the newest slot (the usual case), and problems whose newest slot is empty (their
+    own newest pair lies further back, or they have none: 1 / max(1, |g|))."""
+    from surrogates.laplace.lbfgs import _initial_scale
+
+    gen = torch.Generator().manual_seed(0)
+    m, K, P = 4, 3, 5
+    S = torch.randn(m, K, P, dtype=torch.float64, generator=gen)
+    Y = S + 0.3 * torch.randn(m, K, P, dtype=torch.float64, generator=gen)
+    g = 3 * torch.randn(K, P, dtype=torch.float64, generator=gen)
+    rho = 1 / (S * Y).sum(2)
+    order = [2, 1, 0, 3]  # newest first
+    every = torch.arange(K)
+
+    def definition(newest):
+        return torch.tensor([(S[j, k] @ Y[j, k]) / (Y[j, k] @ Y[j, k]) if j is not None
+                             else 1 / max(1.0, float(g[k].norm()))
+                             for k, j in enumerate(newest)], dtype=torch.float64)
+
+    assert torch.allclose(_initial_scale(g, Y, rho, order, every), definition([2, 2, 2]),
+                          rtol=1e-12)
+    rho[2, 1] = 0.0  # problem 1 stored no pair in the newest slot: its newest is slot 1
+    rho[:, 2] = 0.0  # problem 2 has none
+    assert torch.allclose(_initial_scale(g, Y, rho, order, every), definition([2, 1, None]),
+                          rtol=1e-12)
+
+
 def test_lbfgs_rejects_bad_max_iter():
     with pytest.raises(ValueError, match="max_iter"):
         minimize(_rosen, torch.zeros(1, 2, dtype=torch.float64), max_iter=0)
