@@ -401,6 +401,39 @@ def test_release_workers_stops_the_pool_and_a_new_one_starts_after():
     release_workers()  # nothing to release: a no-op
 
 
+def test_release_workers_leaves_no_queue_feeder_running():
+    """A feeder thread still ending when the interpreter exits is stopped between unlinking a
+    semaphore and telling loky's resource tracker, which then warns of a leaked semlock: the
+    pool's own feeders, and one made slow on purpose, have ended when release_workers
+    returns."""
+    from uqkit.execution.executors import local_executor, release_workers
+
+    ex = local_executor(workers=2, code_key="feeder-test")
+    assert sorted(ex.map(_pid, range(8)))
+    slow = threading.Thread(target=time.sleep, args=(0.3,), name="QueueFeederThread",
+                            daemon=True)
+    slow.start()
+    release_workers()
+    assert not [t for t in threading.enumerate() if t.name == "QueueFeederThread"]
+
+
+def test_join_queue_feeders_waits_for_a_feeder_and_gives_up_on_one_that_hangs():
+    from uqkit.execution.executors import join_queue_feeders
+
+    done, hang = threading.Event(), threading.Event()
+    ending = threading.Thread(target=lambda: (time.sleep(0.3), done.set()),
+                              name="QueueFeederThread", daemon=True)
+    ending.start()
+    join_queue_feeders(timeout=5.0)
+    assert done.is_set()
+    stuck = threading.Thread(target=hang.wait, name="QueueFeederThread", daemon=True)
+    stuck.start()
+    t0 = time.perf_counter()
+    join_queue_feeders(timeout=0.2)
+    assert 0.15 < time.perf_counter() - t0 < 2.0 and stuck.is_alive()
+    hang.set()
+
+
 def _sleep_then_pid(seconds):
     time.sleep(seconds)
     return os.getpid()
