@@ -53,21 +53,21 @@ def _initial_scale(g, Y, rho, order, every):
     newest stored pair (``1 / (rho y.y)``), or ``1 / max(1, |g|)`` where it stores none.
     ``order``: the slots, newest first. Where every problem stored a pair in the newest slot
     (the usual case), that slot is read as it is, without gathering each problem's newest."""
-    if order:
-        newest = order[0]
-        if bool((rho[newest] > 0).all()):
-            y_new = Y[newest]
-            yy = vecdot(y_new, y_new).clamp_min(1e-300)
-            return 1.0 / (rho[newest].clamp_min(1e-300) * yy)
-    gamma = 1.0 / g.norm(dim=1).clamp_min(1.0)
-    if order:
+    def without_pairs():  # 1 / max(1, |g|)
+        return 1.0 / g.norm(dim=1).clamp_min(1.0)
+
+    if not order:
+        return without_pairs()
+    newest, have = order[0], None  # have: None where every problem stored in the newest slot
+    if bool((rho[newest] > 0).all()):
+        y_new, rho_new = Y[newest], rho[newest]
+    else:
         stored = rho[order] > 0  # (len(order), K), newest first
-        newest = torch.tensor(order)[stored.to(torch.uint8).argmax(0)]  # (K,) slots
+        slots = torch.tensor(order)[stored.to(torch.uint8).argmax(0)]  # (K,) slots
         have = stored.any(0)
-        y_new = Y[newest, every]
-        yy = vecdot(y_new, y_new).clamp_min(1e-300)
-        gamma = torch.where(have, 1.0 / (rho[newest, every].clamp_min(1e-300) * yy), gamma)
-    return gamma
+        y_new, rho_new = Y[slots, every], rho[slots, every]
+    scale = 1.0 / (rho_new.clamp_min(1e-300) * vecdot(y_new, y_new).clamp_min(1e-300))
+    return scale if have is None else torch.where(have, scale, without_pairs())
 
 
 @dataclass
@@ -161,7 +161,7 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
             trial = x + t[:, None] * d
             idx, ft, gt = evaluate(trial, pending)
             whole = len(idx) == K  # then idx is every row, and rows need no gathering
-            ok = ((pending if whole else pending[idx]) & torch.isfinite(ft)
+            ok = (_rows(pending, idx, whole) & torch.isfinite(ft)
                   & (ft <= _rows(f, idx, whole) + c1 * _rows(t, idx, whole)
                      * _rows(gd, idx, whole)))
             if x_new is None:
