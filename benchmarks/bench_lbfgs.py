@@ -53,20 +53,22 @@ def overhead(K, repeats, iterations=300):
 
 
 def uq_fit(repeats):
-    """Seconds of the membrane study's UQ fit on a smooth synthetic target."""
+    """Seconds of the membrane study's UQ fit (its default settings and hierarchical prior:
+    :func:`studies.membrane.study.bdl_settings`) on a smooth synthetic target."""
+    from studies.membrane import MembraneStudy, bdl_settings
     from surrogates import BDL, fit_many
     from uqkit import sample
     from uqkit.presets import table3
 
-    X = sample(table3(), 1000, seed=1).values
+    study = MembraneStudy(out="unused", workers=1)
+    n = study.n_uq_train
+    X = sample(table3(), n, seed=1).values
     rng = np.random.default_rng(0)
     Y = np.stack([np.sin(X @ rng.normal(size=5)), np.cos(X @ rng.normal(size=5)),
                   (X ** 2) @ rng.normal(size=5)], 1)
     best = float("inf")
     for _ in range(repeats):
-        model = BDL(prior="hierarchical-normal", hidden=(30, 15, 10), activation="tanh",
-                    inference="laplace", noise_std=0.1, max_iter=2000, seed=99,
-                    num_threads=1, progress=False)
+        model = BDL(prior=study.priors["hierarchical"], **bdl_settings(n, study, 99))
         t0 = time.perf_counter()
         fit_many([model], [(X, Y)])
         best = min(best, time.perf_counter() - t0)
