@@ -158,18 +158,22 @@ def _run_calibration(args):
 
 def _run_reliability(args):
     return _run_study("reliability", "studies.reliability", "ReliabilityStudy", args,
-                      seed=args.seed, n_truth=args.n_truth, n_pilot=args.n_pilot,
+                      fe_first=True, seed=args.seed, n_truth=args.n_truth, n_pilot=args.n_pilot,
                       quantile=args.quantile, max_runs=args.max_runs, n_sobol=args.n_sobol,
                       n_sobol_train=args.n_sobol_train, max_iter=args.max_iter)
 
 
-def _run_study(name, module, cls, args, **settings):
+def _run_study(name, module, cls, args, fe_first=False, **settings):
     """Build a study's settings and run it. Bad settings, and an output directory that holds
     another study or is in use, are the user's input: a one-line usage error. Anything else
-    raised while the study runs is not, and keeps its traceback."""
+    raised while the study runs is not, and keeps its traceback. A study whose first runs are
+    the membrane FE's (``fe_first``) has its pool started before its code is imported
+    (:func:`studies.common.warm_fe_pool`)."""
     import importlib
 
     from uqkit.cli import check_output_dir
+
+    from .common import warm_fe_pool
 
     mod = importlib.import_module(module)
     try:
@@ -178,6 +182,8 @@ def _run_study(name, module, cls, args, **settings):
     except ValueError as exc:
         raise UsageError(f"uqkit study {name}: {exc}") from None
     check_output_dir(args.out, f"uqkit study {name}: --out")
+    if fe_first:
+        warm_fe_pool(study)
     try:
         mod.run(study)
     except (StoreMismatchError, StoreBusyError, StudyInputError) as exc:
@@ -194,8 +200,8 @@ def _run_membrane(args):
     except ValueError:
         raise UsageError(f"uqkit study membrane: --train-sizes must be comma-separated "
                          f"integers, got {args.train_sizes!r}") from None
-    return _run_study("membrane", "studies.membrane", "MembraneStudy", args, seed=args.seed,
-                      train_sizes=sizes, n_validation=args.n_validation,
+    return _run_study("membrane", "studies.membrane", "MembraneStudy", args, fe_first=True,
+                      seed=args.seed, train_sizes=sizes, n_validation=args.n_validation,
                       n_calibration=args.n_calibration,
                       n_seeds=args.n_seeds, n_uq_train=args.n_uq_train,
                       n_surrogate_mc=args.n_surrogate_mc, n_truth=args.n_truth,

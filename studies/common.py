@@ -1,4 +1,5 @@
-"""Helpers shared by the studies: cached parallel tasks, locking, figures and reports."""
+"""Helpers shared by the studies: cached parallel tasks, locking, figures and reports, and
+the FE pool started early."""
 import os
 import sys
 
@@ -8,7 +9,7 @@ from uqkit.execution.cache import ResultCache, cached_map, write_json
 
 __all__ = ["RUNTIME", "cache_settings", "locked", "StudyError", "StudyInputError",
            "code_modules", "code_version", "study_cache", "run_tasks", "pyplot", "save_figure",
-           "figure_section", "write_reports", "fit_restarts", "evidence_choice"]
+           "figure_section", "write_reports", "fit_restarts", "evidence_choice", "warm_fe_pool"]
 
 
 #: Study settings that say where and how runs execute, not what they compute.
@@ -39,6 +40,21 @@ def locked(run):
             return run(study, *args, **kwargs)
 
     return wrapper
+
+
+def warm_fe_pool(study):
+    """Start the local pool of a study whose first runs are the membrane FE's (its
+    ``workers``, ``dask``, ``nx`` and ``ny`` settings), each worker loading the solver
+    (:meth:`uqkit.adapters.MembraneModel.warm_up`), while this process imports the rest of
+    the study: the command line's start-up (:func:`uqkit.execution.executors.warm_pool`).
+    Nothing with Dask or one worker."""
+    from uqkit.adapters import MembraneModel
+    from uqkit.execution.executors import warm_pool
+
+    if study.dask:
+        return []
+    model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+    return warm_pool(study.workers, model.warm_up)
 
 
 class StudyError(RuntimeError):

@@ -117,3 +117,52 @@ def test_the_study_process_leaves_torch_to_its_workers(tmp_path):
                          check=True).stdout.split(maxsplit=1)
     assert out[0] == "False"
     assert out[1].strip() == "['comparison', 'posterior_band', 'surrogate']"
+
+
+def test_the_command_starts_the_fe_pool_before_it_imports_the_study_code(tmp_path):
+    """`uqkit study membrane` reads its settings' defaults without the study's code, and has
+    the FE pool started (studies.common.warm_fe_pool) before it imports that code and its
+    dependencies: the workers' start overlaps the imports. An eager import in the package's
+    __init__ would load them first."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+import studies.common
+seen = {{}}
+def warm(study):
+    seen.update(loaded=sorted(m for m in ("studies.membrane.study", "studies.membrane.tasks",
+                                          "scipy.stats", "chaospy") if m in sys.modules),
+                workers=study.workers)
+    raise SystemExit(0)
+studies.common.warm_fe_pool = warm
+sys.argv = ["uqkit", "study", "membrane", "--workers", "3", "--no-progress",
+            "--out", {str(tmp_path / "out")!r}]
+from uqkit.cli.app import command
+try:
+    command()
+finally:
+    print(seen)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "{'loaded': [], 'workers': 3}"
+
+
+def test_warm_fe_pool_solves_the_study_mesh_on_the_pool_and_nothing_with_dask():
+    from types import SimpleNamespace
+
+    from fem import Membrane
+    from studies.common import warm_fe_pool
+    from uqkit.execution.executors import release_workers
+
+    study = SimpleNamespace(dask=None, workers=2, nx=6, ny=4)
+    assert warm_fe_pool(SimpleNamespace(**dict(vars(study), dask="tcp://127.0.0.1:1"))) == []
+    futures = warm_fe_pool(study)
+    direct = Membrane(nx=6, ny=4, probe_frame="relative").solve()
+    for future in futures:
+        w, status, _ = future.result(timeout=120)
+        assert status.tolist() == [0]
+        assert w[0].tolist() == pytest.approx(list(direct.probe_w.values()), rel=1e-9)
+    release_workers()

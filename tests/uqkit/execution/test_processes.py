@@ -401,6 +401,29 @@ def test_release_workers_stops_the_pool_and_a_new_one_starts_after():
     release_workers()  # nothing to release: a no-op
 
 
+def test_warm_pool_starts_the_workers_that_the_next_pool_request_gets():
+    """loky starts workers at the first task; warm_pool starts them at once, runs its task on
+    them, and the next request with the same settings gets that pool, not a new one."""
+    from uqkit.execution import executors
+
+    futures = executors.warm_pool(2, _pid, 0, code_key="warm-test")
+    pool = executors.local_executor(workers=2, code_key="warm-test")
+    workers = set(pool._processes)
+    assert len(workers) == 2 and all(p.is_alive() for p in pool._processes.values())
+    assert len(futures) == 2 and {f.result(timeout=60) for f in futures} <= workers
+    assert set(pool.map(_pid, range(8))) <= workers
+    executors.release_workers()
+
+
+def test_warm_pool_with_one_worker_starts_nothing():
+    """One worker runs in the calling process (propagate, cached_map): no pool to warm."""
+    from uqkit.execution import executors
+
+    executors.release_workers()
+    assert executors.warm_pool(1, _pid, 0, code_key="warm-one") == []
+    assert executors._pool is None
+
+
 def test_release_workers_leaves_no_queue_feeder_running():
     """A feeder thread still ending when the interpreter exits is stopped between unlinking a
     semaphore and telling loky's resource tracker, which then warns of a leaked semlock: the
