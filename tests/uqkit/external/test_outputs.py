@@ -95,3 +95,149 @@ def test_read_output_checks_size_and_finiteness(run_dir):
         read_output(as_output(lambda d: 1 / 0, "y"), run_dir)
     with pytest.raises(ValueError, match="output 'y': give a function"):
         as_output("beam.dat", "y")
+
+
+def test_numbers_in_fortran_notation_either_case(run_dir):
+    from uqkit.external.outputs import to_number
+
+    assert [to_number(t) for t in ("1.5D+03", "1.5d+03", "-2.5d-1", " 7 ")] == \
+        [1500.0, 1500.0, -0.25, 7.0]
+    with pytest.raises(OutputError, match=r"^'\*{40}' is not a number$"):
+        to_number("*" * 60 + "  ")
+    with pytest.raises(OutputError, match=r"^'NaNx' is not a number$"):
+        to_number("NaNx")
+
+
+def test_regex_group_zero_is_the_whole_match_and_last_is_the_last_of_many(tmp_path):
+    (tmp_path / "log").write_text("u= 1.5\nu= 2.5\nu= 3.5\n")
+    assert Regex(r"\d+\.\d+", file="log", group=0)(tmp_path).tolist() == [3.5]
+    assert Regex(r"u= (\S+)", file="log")(tmp_path).tolist() == [3.5]
+    assert Regex(r"u= (\S+)", file="log", match="first")(tmp_path).tolist() == [1.5]
+
+
+def test_a_file_with_bytes_that_are_not_utf8_is_still_read(tmp_path):
+    """Solvers write Latin-1 units and box characters into their logs: those bytes become
+    replacement characters, and the numbers around them are read."""
+    (tmp_path / "log").write_bytes(b"Temperatur \xb0C \xff\xfe\nresult 42.5\n")
+    assert Regex(r"result (\S+)", file="log")(tmp_path).tolist() == [42.5]
+
+
+def test_an_unreadable_output_names_the_file_or_stdout(tmp_path):
+    (tmp_path / "dir.out").mkdir()
+    with pytest.raises(OutputError, match=r"^cannot read dir.out: Is a directory$"):
+        Regex("(a)", file="dir.out")(tmp_path)
+    (tmp_path / "stdout.txt").mkdir()
+    with pytest.raises(OutputError, match=r"^cannot read stdout.txt: Is a directory$"):
+        Regex("(a)")(tmp_path)
+
+
+def test_table_skips_blank_and_comment_lines_indented_or_not(tmp_path):
+    (tmp_path / "t.txt").write_text("# results\n\n   x   y\n  # a note\n1 10\n\n2 20\n"
+                                    "   # indented note\n3 30\n")
+    assert Table("t.txt", column="y", row="all", size=3)(tmp_path).tolist() == [10, 20, 30]
+    assert Table("t.txt", column=1, row=-3)(tmp_path).tolist() == [10.0]
+    with pytest.raises(OutputError, match=r"^t.txt has 3 data rows; row 3 is not one of them$"):
+        Table("t.txt", column=1, row=3)(tmp_path)
+    with pytest.raises(OutputError, match=r"row -4 is not one of them"):
+        Table("t.txt", column=1, row=-4)(tmp_path)
+    (tmp_path / "p.txt").write_text("% matlab comment\n1 2\n")
+    assert Table("p.txt", column=0, comments="%")(tmp_path).tolist() == [1.0]
+    # without comments, that line is the header (a cell of it is not a number)
+    assert Table("p.txt", column="%", comments=None)(tmp_path).tolist() == [1.0]
+
+
+def test_table_column_count_in_the_message_for_either_sign(tmp_path):
+    (tmp_path / "t.txt").write_text("1 2\n")
+    with pytest.raises(OutputError, match=r"^t.txt: a row has fewer than 3 columns "
+                                          r"\(column 2\)$"):
+        Table("t.txt", column=2)(tmp_path)
+    with pytest.raises(OutputError, match=r"fewer than 3 columns \(column -3\)$"):
+        Table("t.txt", column=-3)(tmp_path)
+    (tmp_path / "h.txt").write_text("a b\n# only a header\n")
+    with pytest.raises(OutputError, match=r"^h.txt has no data rows$"):
+        Table("h.txt", column=0)(tmp_path)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Table("t.csv", column=1.5), r"^Table\('t.csv'\): column must be an index or a "
+                                         r"header name, got column=1.5$"),
+    (lambda: Table("t.csv", column=True), r"column=True$"),
+    (lambda: Table("t.csv", column=0, row="last"), r"^Table\('t.csv'\): row must be an index "
+                                                   r"or 'all', got row='last'$"),
+    (lambda: Table("t.csv", column=0, row=False), r"got row=False$"),
+    (lambda: Table("t.csv", column=0, size=0), r"^Table\('t.csv'\): size must be an integer "
+                                               r">= 1, got size=0$"),
+    (lambda: Table("t.csv", column=0, size=2), r"^Table\('t.csv'\): size=2 needs row='all'$"),
+    (lambda: Regex("(a)", match="middle"), r"^match must be one of \('first', 'last', 'all'\), "
+                                           r"got match='middle'$"),
+    (lambda: Regex("(a)", match="all", size=2.0), r"^Regex\('\(a\)'\): size must be an "
+                                                  r"integer >= 1, got size=2.0$"),
+    (lambda: Regex("(a)", match="all", size=True), r"got size=True$"),
+    (lambda: JSONValue("r.json", ""), r"^JSONValue\('r.json'\): key must be a non-empty "
+                                      r"string, got ''$"),
+    (lambda: JSONValue("r.json", 3), r"got 3$"),
+    (lambda: JSONValue("r.json", "a", size=-1), r"^JSONValue\('r.json', 'a'\): size must be"),
+    (lambda: Output(3.0), r"^an output's parser must be callable, got 3.0$"),
+    (lambda: Output(len, size=0), r"^Output\(<built-in function len>\): size must be"),
+])
+def test_bad_parser_settings_name_the_parser_and_the_value(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_json_lists_scalars_and_bad_json(tmp_path):
+    (tmp_path / "r.json").write_text('{"tip": [1.5, 2.5], "u": 4, "bad": [1, [2]]}')
+    parser = JSONValue("r.json", "tip", size=2)
+    assert read_output(parser, tmp_path).tolist() == [1.5, 2.5]
+    scalar = JSONValue("r.json", "u")
+    assert scalar.size == 1 and read_output(scalar, tmp_path).tolist() == [4.0]
+    with pytest.raises(OutputError, match=r"^2 values, expected 1$"):
+        read_output(JSONValue("r.json", "tip"), tmp_path)
+    with pytest.raises(OutputError, match=r"^r.json: 'bad' is not a number or a list of"):
+        JSONValue("r.json", "bad", size=2)(tmp_path)
+    (tmp_path / "broken.json").write_text('{"u": 4,')
+    with pytest.raises(OutputError, match=r"^broken.json is not valid JSON: Expecting"):
+        JSONValue("broken.json", "u")(tmp_path)
+
+
+def test_read_output_hands_the_run_directory_to_the_parser(tmp_path):
+    (tmp_path / "v.txt").write_text("6.25")
+    parser = Output(lambda d: float((d / "v.txt").read_text()))
+    assert read_output(parser, tmp_path).tolist() == [6.25]
+    with pytest.raises(OutputError, match=r"^the parser returned dict, not numbers$"):
+        read_output(Output(lambda d: {"a": 1}), tmp_path)
+
+
+def _first(run_dir):
+    return 1.0
+
+
+def _second(run_dir):
+    return 2.0
+
+
+def test_descriptions_are_the_cache_keys_format_and_tell_every_setting_apart():
+    """An external model's stored results are keyed by its outputs' descriptions: each
+    setting is in them (another group, row or key is another output, never a stale result),
+    and their format is what stores on disk hold."""
+    assert Regex("u=(\\S+)", file="log", group=1, match="all", size=2).describe() == {
+        "regex": "u=(\\S+)", "file": "log", "group": 1, "match": "all", "size": 2}
+    assert Table("t.csv", column="u", row="all", skip_rows=2, size=3).describe() == {
+        "table": "t.csv", "column": "u", "row": "all", "delimiter": ",", "comments": "#",
+        "skip_rows": 2, "size": 3}
+    assert JSONValue("r.json", "a.b", size=2).describe() == {"json": "r.json", "key": "a.b",
+                                                             "size": 2}
+    variants = [Regex("(a)(b)"), Regex("(a)(c)"), Regex("(a)(b)", file="x"),
+                Regex("(a)(b)", group=2), Regex("(a)(b)", match="first"),
+                Regex("(a)(b)", match="all"), Regex("(a)(b)", match="all", size=2),
+                Table("t", 0), Table("t", 1), Table("u", 0), Table("t", 0, row=0),
+                Table("t", 0, delimiter=";"), Table("t", 0, comments="%"),
+                Table("t", 0, skip_rows=1), Table("t", 0, row="all", size=2),
+                JSONValue("r", "a"), JSONValue("s", "a"), JSONValue("r", "b"),
+                JSONValue("r", "a", size=2), Output(_first), Output(_second),
+                Output(_first, size=2)]
+    keys = [repr(sorted(v.describe().items())) for v in variants]
+    assert len(set(keys)) == len(keys)
+    assert Output(_first).describe() == Output(_first).describe()
+    assert set(Output(_first).describe()) == {"function", "size"}
+    assert Output(_first, size=3).describe()["size"] == 3

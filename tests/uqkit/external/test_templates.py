@@ -115,3 +115,127 @@ def test_the_digest_follows_every_file_byte(tmp_path):
     assert DeckTemplate(tmp_path).digest() == before
     (tmp_path / "mesh.dat").write_bytes(b"1 2 4\n")
     assert DeckTemplate(tmp_path).digest() != before
+
+
+def _folder(tmp_path, name="deck"):
+    folder = tmp_path / name
+    (folder / "mesh" / "parts").mkdir(parents=True)
+    (folder / "beam.inp").write_text("*INCLUDE, INPUT=mesh/parts/nodes.inc\nE = {{ E }}\n")
+    (folder / "mesh" / "parts" / "nodes.inc").write_text("1, 0.0, 0.0\n2, 1.0, 0.0\n")
+    (folder / "mesh" / "sets.inc").write_text("*NSET, NSET=TIP\n2\n")
+    (folder / "data.bin").write_bytes(bytes(range(256)))
+    return folder
+
+
+@pytest.mark.parametrize("static", ["copy", "link"])
+def test_static_files_are_copied_or_linked_into_nested_directories(tmp_path, static):
+    """Static files land at their relative paths, two directory levels down and in the
+    directory above that one included; with static="link" each is a symbolic link to the
+    template's own file, else a copy."""
+    folder = _folder(tmp_path)
+    deck = DeckTemplate(folder, static=static)
+    assert deck.statics == ["data.bin", "mesh/parts/nodes.inc", "mesh/sets.inc"]
+    run = tmp_path / "run"
+    run.mkdir()
+    deck.render_into(run, {"E": 7.5})
+    assert (run / "beam.inp").read_text().endswith("E = 7.5\n")
+    for rel in deck.statics:
+        assert (run / rel).read_bytes() == (folder / rel).read_bytes()
+        assert (run / rel).is_symlink() == (static == "link")
+        if static == "link":
+            assert (run / rel).resolve() == (folder / rel).resolve()
+
+
+def test_rendering_is_strict_even_without_check(tmp_path):
+    """A variable missing at render time raises; it never renders as an empty string."""
+    import jinja2
+
+    (tmp_path / "deck.inp").write_text("E = {{ E }}\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    with pytest.raises(jinja2.UndefinedError, match="'E' is undefined"):
+        DeckTemplate(tmp_path / "deck.inp").render_into(run, {})
+
+
+def test_a_binary_file_that_a_render_pattern_names_is_refused(tmp_path):
+    (tmp_path / "deck.inp").write_text("{{ E }}\n")
+    (tmp_path / "mesh.dat").write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(TemplateError, match=r"^mesh.dat: matches render=\['\*.dat', '\*.inp'\] "
+                                            r"but is not a text \(UTF-8\) file$"):
+        DeckTemplate(tmp_path, render=["*.dat", "*.inp"])
+    assert DeckTemplate(tmp_path, render="*.inp").statics == ["mesh.dat"]
+
+
+def test_which_files_are_templates(tmp_path):
+    """A single file is always a template; in a directory without patterns a file is a
+    template when it uses the syntax (a constant expression too), else static; with patterns,
+    the files they match."""
+    (tmp_path / "plain.inp").write_text("*NODE\n1, 0.0\n")
+    (tmp_path / "const.inp").write_text("n = {{ 2 * 3 }}\n")
+    (tmp_path / "raw.inp").write_text("{% raw %}{{ x }}{% endraw %}\n")
+    (tmp_path / "var.inp").write_text("E = {{ E }}\n")
+    single = DeckTemplate(tmp_path / "plain.inp")
+    assert list(single.sources) == ["plain.inp"] and single.statics == []
+    deck = DeckTemplate(tmp_path)
+    assert sorted(deck.sources) == ["const.inp", "raw.inp", "var.inp"]
+    assert deck.statics == ["plain.inp"]
+    chosen = DeckTemplate(tmp_path, render=["plain.inp", "var.inp"])
+    assert sorted(chosen.sources) == ["plain.inp", "var.inp"]
+    assert sorted(chosen.statics) == ["const.inp", "raw.inp"]
+
+
+def test_variables_are_the_inputs_a_deck_needs_at_their_first_use(tmp_path):
+    """Loop variables and names set inside the template are not inputs; each input is
+    recorded at its first use, and an undefined one is named in file and line order."""
+    (tmp_path / "a.inp").write_text("{% set k = 2 %}\n{% for n in nodes %}\n{{ n }} {{ k }} "
+                                    "{{ zeta }}\n{% endfor %}\n{{ alpha }} {{ zeta }}\n")
+    deck = DeckTemplate(tmp_path / "a.inp")
+    assert deck.variables == {"nodes": ("a.inp", 2), "zeta": ("a.inp", 3),
+                              "alpha": ("a.inp", 5)}
+    with pytest.raises(TemplateError, match=r"^a.inp, line 3: the placeholder 'zeta' names no "
+                                            r"input or constant \(known: b, nodes\)$"):
+        deck.check(["nodes", "b"])
+
+
+def test_the_digest_follows_the_settings_and_the_paths_not_the_folder(tmp_path):
+    """Results are cached under the digest: another static mode, render pattern or option,
+    or a file moved within the template, is another deck; the same files elsewhere are the
+    same deck (a moved project resumes)."""
+    folder = _folder(tmp_path)
+    base = DeckTemplate(folder).digest()
+    assert DeckTemplate(_folder(tmp_path, "elsewhere")).digest() == base
+    others = [DeckTemplate(folder, static="link").digest(),
+              DeckTemplate(folder, render="*.inp").digest(),
+              DeckTemplate(folder, options={"trim_blocks": False}).digest()]
+    (folder / "data.bin").rename(folder / "mesh" / "data.bin")
+    others.append(DeckTemplate(folder).digest())
+    assert len({base, *others}) == 5
+    single = DeckTemplate(folder / "beam.inp").digest()
+    (folder / "beam.inp").write_text("E = {{ E }}\n")
+    assert DeckTemplate(folder / "beam.inp").digest() not in {single, base, *others}
+
+
+def test_a_syntax_error_says_how_to_keep_a_decks_own_braces(tmp_path):
+    (tmp_path / "deck.tcl").write_text("set a 1\nputs {{ x }\n")
+    with pytest.raises(TemplateError, match=(
+            r"^deck.tcl, line 2: .* \(a deck whose own syntax uses '\{\{', '\{%' or '\{#' can "
+            r"change the delimiters or use \{% raw %\}\)$")):
+        DeckTemplate(tmp_path / "deck.tcl")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: DeckTemplate(p / "nope.inp"), r"^no template '.*nope.inp': no such file or "
+                                             r"directory$"),
+    (lambda p: DeckTemplate(p, static="hardlink"), r"^static must be one of \('copy', 'link'\), "
+                                                   r"got static='hardlink'$"),
+    (lambda p: DeckTemplate(p, options={"colour": 1}), r"^bad template options \{'colour': 1\}"),
+    (lambda p: DeckTemplate(p / "empty"), r"^the template directory '.*empty' holds no files$"),
+    (lambda p: DeckTemplate(p, render="*.dat"), r"^render pattern\(s\) \['\*.dat'\] match no "
+                                                r"file of '/.*'$"),
+    (lambda p: DeckTemplate(p / "deck.inp").variables_of("{{ x"), r"^'\{\{ x': unexpected end"),
+])
+def test_bad_templates_are_refused_naming_what_is_wrong(tmp_path, make, message):
+    (tmp_path / "deck.inp").write_text("{{ E }}\n")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises((TemplateError, ValueError), match=message):
+        make(tmp_path)

@@ -1,0 +1,35 @@
+"""The Gaussian likelihood of repeated measurements (:mod:`uqkit.calibration.likelihood`)
+against scipy's multivariate normal of the stacked measurements."""
+import numpy as np
+from scipy import stats
+
+from uqkit.calibration.likelihood import gaussian_log_likelihood
+
+Y = np.array([[1.0, 2.0], [1.3, 1.7], [0.8, 2.2]])  # m = 3 measurements of k = 2 outputs
+
+
+def stacked(f, noise_var, model_var):
+    """log N(vec(Y); 1 x f, noise I + model_var shared by the m measurements) per output."""
+    m = len(Y)
+    return sum(stats.multivariate_normal(np.full(m, f[c]), noise_var[c] * np.eye(m)
+                                         + model_var[c] * np.ones((m, m))).logpdf(Y[:, c])
+               for c in range(Y.shape[1]))
+
+
+def test_matches_the_stacked_multivariate_normal():
+    F = np.array([[1.1, 1.9], [0.5, 3.0]])
+    noise, model = np.array([0.04, 0.09]), np.array([[0.01, 0.2], [0.0, 0.05]])
+    ll = gaussian_log_likelihood(Y, F, noise, model)
+    np.testing.assert_allclose(ll, [stacked(F[i], noise, model[i]) for i in range(2)],
+                               rtol=1e-12)
+    ll0 = gaussian_log_likelihood(Y, F, noise)
+    np.testing.assert_allclose(ll0, [stacked(F[i], noise, np.zeros(2)) for i in range(2)],
+                               rtol=1e-12)
+
+
+def test_a_failed_run_has_zero_likelihood_never_infinite_likelihood():
+    """A NaN output (a failed run) or an infinite one must weigh nothing: -inf, not NaN and
+    not +inf (which would make it the whole posterior)."""
+    F = np.array([[1.1, np.nan], [np.inf, 2.0], [1.0, 2.0]])
+    ll = gaussian_log_likelihood(Y, F, np.array([0.04, 0.09]))
+    assert ll[0] == -np.inf and ll[1] == -np.inf and np.isfinite(ll[2])
