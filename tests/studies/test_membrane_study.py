@@ -138,7 +138,9 @@ def warm(study):
     raise SystemExit(0)
 studies.common.warm_fe_pool = warm
 sys.argv = ["uqkit", "study", "membrane", "--workers", "3", "--no-progress",
-            "--out", {str(tmp_path / "out")!r}]
+            "--out", {str(tmp_path / "out")!r}, "--train-sizes", "16", "--n-seeds", "1",
+            "--n-validation", "8", "--n-calibration", "8", "--n-uq-train", "16",
+            "--n-surrogate-mc", "50", "--n-truth", "20", "--max-iter", "5"]
 from uqkit.cli.app import command
 try:
     command()
@@ -146,19 +148,25 @@ finally:
     print(seen)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, timeout=300).stdout
     assert out.strip() == "{'loaded': [], 'workers': 3}"
 
 
-def test_warm_fe_pool_solves_the_study_mesh_on_the_pool_and_nothing_with_dask():
+def test_warm_fe_pool_solves_the_study_mesh_on_the_pool_and_nothing_with_dask(tmp_path):
+    """Only a new output directory gets a warm pool: a rerun may need no FE run, and a
+    directory in use is refused by the study's lock."""
     from types import SimpleNamespace
 
     from fem import Membrane
     from studies.common import warm_fe_pool
     from uqkit.execution.executors import release_workers
 
-    study = SimpleNamespace(dask=None, workers=2, nx=6, ny=4)
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / ".lock").write_text("")
+    (tmp_path / "empty").mkdir()
+    study = SimpleNamespace(dask=None, workers=2, nx=6, ny=4, out=str(tmp_path / "empty"))
     assert warm_fe_pool(SimpleNamespace(**dict(vars(study), dask="tcp://127.0.0.1:1"))) == []
+    assert warm_fe_pool(SimpleNamespace(**dict(vars(study), out=str(tmp_path / "used")))) == []
     futures = warm_fe_pool(study)
     direct = Membrane(nx=6, ny=4, probe_frame="relative").solve()
     for future in futures:

@@ -125,3 +125,35 @@ def test_cli_rejects_bad_settings(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "quantile must be a number in (0, 0.5), got quantile=2.0" in err
     assert "Traceback" not in err
+
+
+def test_the_command_starts_the_fe_pool_with_the_studys_settings(tmp_path):
+    """`uqkit study reliability` has its FE pool started (studies.common.warm_fe_pool) with
+    its own workers and mesh before it runs."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+import studies.common
+seen = {{}}
+def warm(study):
+    seen.update(workers=study.workers, mesh=(study.nx, study.ny), out=study.out)
+    raise SystemExit(0)
+studies.common.warm_fe_pool = warm
+sys.argv = ["uqkit", "study", "reliability", "--workers", "3", "--no-progress",
+            "--out", {str(tmp_path / "out")!r}, "--n-truth", "20000", "--n-pilot", "5000",
+            "--n-sobol", "16", "--max-iter", "5"]
+from uqkit.cli.app import command
+try:
+    command()
+finally:
+    print(seen)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    from studies.reliability import ReliabilityStudy
+
+    defaults = ReliabilityStudy(out=str(tmp_path / "x"))
+    assert out.strip() == str({"workers": 3, "mesh": (defaults.nx, defaults.ny),
+                               "out": str(tmp_path / "out")})

@@ -313,7 +313,8 @@ def warm_pool(workers=None, task=None, *args, code_key=None):
     run a model on the pool starts its workers, and lets them load the model's code, while
     it imports and sets up the rest (loky starts workers only at the first task).
 
-    The later :func:`local_executor` with the same settings gets this pool back, warm. The
+    The later :func:`local_executor` with the same settings, from the same thread (loky keeps
+    a reusable pool per thread), gets this pool back, warm. The
     futures are returned and need not be read: an error there comes back again with the
     first real batch. ``task`` is sent with cloudpickle, like a model; with 1 worker nothing
     is started (one worker runs in the calling process, :func:`uqkit.propagate`).
