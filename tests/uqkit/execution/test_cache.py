@@ -11,6 +11,10 @@ def square(x):
     return {"y": x * x}
 
 
+def pid_of(x):
+    return {"pid": os.getpid()}
+
+
 def explode_on_three(x):
     if x == 3:
         raise KeyboardInterrupt
@@ -43,6 +47,22 @@ def test_process_pool_gives_the_same_results(tmp_path):
     serial = cached_map(square, tasks, ResultCache(tmp_path / "a"), workers=1, progress=False)
     pooled = cached_map(square, tasks, ResultCache(tmp_path / "b"), workers=2, progress=False)
     assert serial == pooled
+
+
+def test_tasks_run_on_the_pool_only_with_workers_and_more_than_one_task(tmp_path):
+    """One worker, or one task to compute, runs here (no pool to start for it); several
+    tasks and workers run in worker processes."""
+    here = os.getpid()
+    tasks = {f"t{i}": ({"task": i}, i) for i in range(4)}
+    serial, _ = cached_map(pid_of, tasks, ResultCache(tmp_path / "a"), workers=1,
+                           progress=False)
+    assert {r["pid"] for r in serial.values()} == {here}
+    single, _ = cached_map(pid_of, {"t0": tasks["t0"]}, ResultCache(tmp_path / "b"), workers=2,
+                           progress=False)
+    assert single["t0"]["pid"] == here
+    pooled, _ = cached_map(pid_of, tasks, ResultCache(tmp_path / "c"), workers=2,
+                           progress=False)
+    assert here not in {r["pid"] for r in pooled.values()}
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -82,3 +102,56 @@ def test_written_files_follow_the_users_umask(tmp_path):
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_jsonable_turns_numpy_into_json_at_any_depth_and_strict_json_has_no_nan():
+    import math
+
+    import numpy as np
+
+    from uqkit.execution.cache import jsonable
+
+    obj = {1: [np.float32(0.5), (np.int64(3), np.bool_(True))],
+           "a": np.array([[1.0, np.nan], [np.inf, 2.0]]),
+           "b": {"c": [np.float64(-np.inf), float("nan")]}}
+    loose = jsonable(obj)
+    assert loose["1"] == [0.5, [3, True]] and type(loose["1"][0]) is float
+    assert type(loose["1"][1][0]) is int and type(loose["1"][1][1]) is bool
+    assert loose["a"][0][0] == 1.0 and math.isnan(loose["a"][0][1])
+    assert loose["b"]["c"][0] == -math.inf and math.isnan(loose["b"]["c"][1])
+    strict = jsonable(obj, finite=True)
+    assert strict == {"1": [0.5, [3, True]], "a": [[1.0, None], [None, 2.0]],
+                      "b": {"c": [None, None]}}
+    json.dumps(strict, allow_nan=False)
+    assert jsonable(np.array([1, 2])) == [1, 2] and jsonable(np.nan) != jsonable(np.nan)
+
+
+def test_settings_key_ignores_order_and_is_twelve_hex_digits():
+    """The key names cache files on disk: the same settings in any order give the same
+    name; any value that differs gives another."""
+    import numpy as np
+
+    key = settings_key({"b": 1, "a": [1, 2], "c": {"y": 1, "x": 2}})
+    assert key == settings_key({"c": {"x": 2, "y": 1}, "a": [1, 2], "b": 1})
+    assert len(key) == 12 and int(key, 16) >= 0
+    assert settings_key({"a": np.array([1, 2]), "b": np.int64(1),
+                         "c": {"x": 2, "y": 1}}) == key
+    assert len({key, settings_key({"b": 2, "a": [1, 2], "c": {"y": 1, "x": 2}}),
+                settings_key({"b": 1, "a": [2, 1], "c": {"y": 1, "x": 2}})}) == 3
+
+
+def test_entry_paths_and_json_files(tmp_path):
+    """An entry's path is NAME-KEY (a directory of its own) or NAME-KEY.SUFFIX; write_json
+    keeps NaN readable by Python by default, and writes null with finite=True."""
+    import math
+
+    from uqkit.execution.cache import write_json
+
+    cache = ResultCache(tmp_path)
+    key = settings_key({"a": 1})
+    assert cache.path("fe-truth", {"a": 1}) == os.path.join(str(tmp_path), f"fe-truth-{key}")
+    assert cache.path("uq", {"a": 1}, ".pt") == os.path.join(str(tmp_path), f"uq-{key}.pt")
+    write_json(tmp_path / "loose.json", {"x": float("nan"), "y": [1.5]})
+    assert math.isnan(json.load(open(tmp_path / "loose.json"))["x"])
+    write_json(tmp_path / "strict.json", {"x": float("nan"), "y": [1.5]}, finite=True)
+    assert json.loads((tmp_path / "strict.json").read_text()) == {"x": None, "y": [1.5]}

@@ -163,7 +163,41 @@ class SlowFirstCall:
 
 
 def test_the_cost_per_run_is_not_skewed_by_a_first_call():
+    SlowFirstCall.started = False  # a fresh process's first call, whichever tests ran before
     res = propagate(SlowFirstCall(), np.ones((40, 1)), executor="serial", chunk_size=4,
                     progress=False)
     assert res.compute_seconds / 40 > 0.2 / 40
     assert res.seconds_per_run < 0.01
+
+
+@pytest.mark.parametrize("n, workers, rows", [
+    (20_000, 16, 313), (11, 16, 1), (11, 2, 5), (100, 1, 16), (20, 1, 16), (64 * 17, 1, 17),
+    (1_000_000, 1, 1024), (1_000_000, 2000, 500), (65 * 100, 1, 102)])
+def test_chunk_rows_are_about_a_64th_of_the_rows_between_16_and_1024(n, workers, rows):
+    """ceil(n / 64) rows, at least 16 and at most 1024, but at most n // workers (so that
+    every worker gets a chunk), and at least one."""
+    assert placement.chunk_rows(n, workers) == rows
+    assert placement.chunk_rows(n) == placement.chunk_rows(n, 1)
+
+
+def test_costs_come_from_the_last_chunks_one_row_and_free_ones_included():
+    placement.record_cost("m", 1, 0.004)  # a one-row chunk counts
+    assert placement.row_seconds("m") == pytest.approx(0.004)
+    placement.record_cost("m", 5, 0.0)  # so does one too fast for the clock
+    assert placement.row_seconds("m") == 0.0
+    placement.forget_costs()
+    placement.record_cost("m", 10, 0.001)  # 0.1 ms a row, then COST_HISTORY slower chunks
+    for _ in range(placement.COST_HISTORY):
+        placement.record_cost("m", 10, 0.02)
+    assert placement.row_seconds("m") == pytest.approx(0.002)  # the fast one has aged out
+
+
+def test_a_model_that_went_to_the_pool_stays_there_and_one_not_yet_run_starts_here():
+    fast = WhereRun()
+    placement.record_cost("p", 10, 0.01)  # 1 ms a row
+    one_second = 1000
+    assert placement.runs_in_process(fast, "p", one_second)  # nothing spent here yet
+    big = int(2 * placement.COLD_POOL_SECONDS / 1e-3)
+    assert not placement.runs_in_process(fast, "p", big)  # worth warming the pool for
+    assert not placement.runs_in_process(fast, "p", one_second)  # the pool is warm for it now
+    assert placement.runs_in_process(fast, "p", 4)  # below a warm pool's dispatch cost
