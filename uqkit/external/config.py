@@ -166,7 +166,7 @@ def _model(raw, folder, input_names, where):
                           "directory")
     if "workdir" in settings:
         settings["workdir"] = folder / str(settings["workdir"])
-    outputs = {name: _output(name, spec, f"{where}: [outputs.{name}]")
+    outputs = {name: _output(spec, f"{where}: [outputs.{name}]")
                for name, spec in raw["outputs"].items()}
     try:
         return ExternalModel(template, outputs=outputs, input_names=input_names, **settings)
@@ -176,7 +176,7 @@ def _model(raw, folder, input_names, where):
         raise ConfigError(f"{where}: [model] {exc}") from None
 
 
-def _output(name, spec, where):
+def _output(spec, where):
     from .outputs import JSONValue, Regex, Table
 
     if not isinstance(spec, dict):
