@@ -119,37 +119,19 @@ def test_the_study_process_leaves_torch_to_its_workers(tmp_path):
     assert out[1].strip() == "['comparison', 'posterior_band', 'surrogate']"
 
 
-def test_the_command_starts_the_fe_pool_before_it_imports_the_study_code(tmp_path):
+def test_the_command_starts_the_fe_pool_before_it_imports_the_study_code(tmp_path,
+                                                                          warm_up_seen):
     """`uqkit study membrane` reads its settings' defaults without the study's code, and has
     the FE pool started (studies.common.warm_fe_pool) before it imports that code and its
     dependencies: the workers' start overlaps the imports. An eager import in the package's
     __init__ would load them first."""
-    import subprocess
-    import sys
-
-    code = f"""
-import sys
-import studies.common
-seen = {{}}
-def warm(study):
-    seen.update(loaded=sorted(m for m in ("studies.membrane.study", "studies.membrane.tasks",
-                                          "scipy.stats", "chaospy") if m in sys.modules),
-                workers=study.workers)
-    raise SystemExit(0)
-studies.common.warm_fe_pool = warm
-sys.argv = ["uqkit", "study", "membrane", "--workers", "3", "--no-progress",
-            "--out", {str(tmp_path / "out")!r}, "--train-sizes", "16", "--n-seeds", "1",
-            "--n-validation", "8", "--n-calibration", "8", "--n-uq-train", "16",
-            "--n-surrogate-mc", "50", "--n-truth", "20", "--max-iter", "5"]
-from uqkit.cli.app import command
-try:
-    command()
-finally:
-    print(seen)
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=300).stdout
-    assert out.strip() == "{'loaded': [], 'workers': 3}"
+    argv = ["membrane", "--workers", "3", "--no-progress", "--out", str(tmp_path / "out"),
+            "--train-sizes", "16", "--n-seeds", "1", "--n-validation", "8",
+            "--n-calibration", "8", "--n-uq-train", "16", "--n-surrogate-mc", "50",
+            "--n-truth", "20", "--max-iter", "5"]
+    record = ("loaded=sorted(m for m in ('studies.membrane.study', 'studies.membrane.tasks', "
+              "'scipy.stats', 'chaospy') if m in sys.modules), workers=study.workers")
+    assert warm_up_seen(argv, record) == "{'loaded': [], 'workers': 3}"
 
 
 def test_warm_fe_pool_solves_the_study_mesh_on_the_pool_and_nothing_with_dask(tmp_path):

@@ -127,33 +127,12 @@ def test_cli_rejects_bad_settings(tmp_path, capsys):
     assert "Traceback" not in err
 
 
-def test_the_command_starts_the_fe_pool_with_the_studys_settings(tmp_path):
+def test_the_command_starts_the_fe_pool_with_the_studys_settings(tmp_path, warm_up_seen):
     """`uqkit study reliability` has its FE pool started (studies.common.warm_fe_pool) with
     its own workers and mesh before it runs."""
-    import subprocess
-    import sys
-
-    code = f"""
-import sys
-import studies.common
-seen = {{}}
-def warm(study):
-    seen.update(workers=study.workers, mesh=(study.nx, study.ny), out=study.out)
-    raise SystemExit(0)
-studies.common.warm_fe_pool = warm
-sys.argv = ["uqkit", "study", "reliability", "--workers", "3", "--no-progress",
-            "--out", {str(tmp_path / "out")!r}, "--n-truth", "20000", "--n-pilot", "5000",
-            "--n-sobol", "16", "--max-iter", "5"]
-from uqkit.cli.app import command
-try:
-    command()
-finally:
-    print(seen)
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=300).stdout
-    from studies.reliability import ReliabilityStudy
-
+    argv = ["reliability", "--workers", "3", "--no-progress", "--out", str(tmp_path / "out"),
+            "--n-truth", "20000", "--n-pilot", "5000", "--n-sobol", "16", "--max-iter", "5"]
+    seen = warm_up_seen(argv, "workers=study.workers, mesh=(study.nx, study.ny), out=study.out")
     defaults = ReliabilityStudy(out=str(tmp_path / "x"))
-    assert out.strip() == str({"workers": 3, "mesh": (defaults.nx, defaults.ny),
-                               "out": str(tmp_path / "out")})
+    assert seen == str({"workers": 3, "mesh": (defaults.nx, defaults.ny),
+                        "out": str(tmp_path / "out")})

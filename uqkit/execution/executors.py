@@ -314,11 +314,11 @@ def warm_pool(workers=None, task=None, *args, code_key=None):
     it imports and sets up the rest (loky starts workers only at the first task).
 
     The later :func:`local_executor` with the same settings, from the same thread (loky keeps
-    a reusable pool per thread), gets this pool back, warm. The
-    futures are returned and need not be read: an error there comes back again with the
-    first real batch. ``task`` is sent with cloudpickle, like a model; with 1 worker nothing
-    is started (one worker runs in the calling process, :func:`uqkit.propagate`).
-    ``code_key``: as for :func:`local_executor`.
+    a reusable pool per thread), gets this pool back, warm. The futures are returned and
+    need not be read: an error there comes back again with the first real batch. ``task`` is
+    sent with cloudpickle, like a model; with 1 worker nothing is started (one worker runs in
+    the calling process, :func:`uqkit.propagate`). ``code_key``: as for
+    :func:`local_executor`.
 
     Measured on 2 cores (``uqkit study membrane``, 2 workers, warm numba cache): its first FE
     data set (1,020 runs) took 0.6 s against 1.3 s, the study 0.7 s less in all; with a free
