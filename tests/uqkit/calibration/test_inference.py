@@ -1,0 +1,200 @@
+"""What :func:`uqkit.calibration.calibrate` hands back besides the posterior's shape (its
+noise, names, diagnostics and stores), and its refusals, each message whole."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+from uqkit.calibration import calibrate
+from uqkit.inputs import RandomInputs
+
+PRIOR = RandomInputs.from_spec({"a": "normal(1, 2)", "b": "normal(-0.5, 1.5)"})
+A = np.array([[1.0, 0.5], [0.2, -1.0], [0.7, 0.7]])
+Y = np.array([1.9, 0.9, 1.1])
+
+
+def linear(X):
+    return X @ A.T
+
+
+class Named:
+    output_names = ("u", "v", "w")
+
+    def __call__(self, X):
+        return linear(X)
+
+
+class WithVariance:
+    """A surrogate whose predictive variance is ``var`` everywhere."""
+
+    def __init__(self, var):
+        self.var = var
+
+    def __call__(self, X):  # its means, for a run that leaves the variance out
+        return linear(X)
+
+    def predict_with_variance(self, X):
+        return linear(X), np.full((len(X), 3), self.var)
+
+
+def run(model=linear, **kw):
+    args = dict(n_samples=300, seed=2, executor="serial")
+    args.update(kw)
+    return calibrate(model, PRIOR, args.pop("observed", Y), args.pop("noise_std", 0.3), **args)
+
+
+def test_known_noise_is_reported_and_kept_per_draw():
+    post = run(noise_std=[0.3, 0.2, 0.4])
+    assert post.names == ("a", "b")
+    assert post.info["noise"] == {"sampled": False, "std": [0.3, 0.2, 0.4]}
+    assert post.noise_std.shape == (300, 3)
+    assert np.array_equal(post.noise_std, np.tile([0.3, 0.2, 0.4], (300, 1)))
+    assert post.output_names == ("y0", "y1", "y2")
+    assert post.method == "tmcmc" and post.log_evidence is not None
+    assert post.model_runs == 300 * (1 + 3 * len(post.diagnostics["stages"]))
+    assert run(Named()).output_names == ("u", "v", "w")
+
+
+def test_sampled_noise_is_the_last_parameter_and_each_draws_own_noise():
+    """The noise is a parameter of its own: not a function of an input's draw."""
+    from scipy import stats
+
+    post = run(noise_std="uniform(0.05, 1)")
+    assert post.names == ("a", "b", "noise_std")
+    assert post.info["noise"] == {"sampled": True, "prior": "uniform(0.05, 1)"}
+    sigma = post.samples[:, -1]
+    assert ((sigma >= 0.05) & (sigma <= 1)).all() and np.unique(sigma).size > 50
+    assert np.array_equal(post.noise_std, np.tile(sigma[:, None], (1, 3)))
+    for j in range(2):
+        assert abs(stats.spearmanr(post.samples[:, j], sigma)[0]) < 0.5
+
+
+def test_failed_runs_are_counted_over_every_batch_and_seconds_are_the_wall_time():
+    failed = []
+
+    def fails_when_a_is_negative(X):
+        out = linear(X)
+        out[X[:, 0] < 0] = np.nan
+        failed.append(int((X[:, 0] < 0).sum()))
+        return out
+
+    import time
+
+    t0 = time.perf_counter()
+    post = run(fails_when_a_is_negative)
+    wall = time.perf_counter() - t0
+    assert post.failed_runs == sum(failed) and sum(failed) > len(failed) > 1
+    assert 0 < post.seconds <= wall
+
+
+def test_with_sampled_noise_the_variance_share_uses_each_draws_noise():
+    post = run(WithVariance(0.04), noise_std="uniform(0.05, 1)")
+    sigma = post.samples[:, -1]
+    expected = np.mean(0.04 / (0.04 + sigma ** 2))
+    assert post.info["model_variance_share"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_surrogates_variance_share_is_its_part_of_the_likelihoods_variance():
+    """Predictive variance v against noise sigma_k^2: the share is the mean over outputs of
+    v / (v + sigma_k^2), the same at every draw."""
+    noise = np.array([0.3, 0.2, 0.4])
+    post = run(WithVariance(0.04), noise_std=noise)
+    expected = np.mean(0.04 / (0.04 + noise ** 2))
+    assert post.info["model_variance_share"] == pytest.approx(expected, rel=1e-12)
+    assert "model_variance_share" not in run(WithVariance(0.04), noise_std=noise,
+                                            use_model_variance=False).info
+
+
+def test_each_batch_has_its_store_and_a_rerun_runs_nothing(tmp_path):
+    calls = []
+
+    def counted(X):
+        calls.append(len(X))
+        return linear(X)
+
+    first = run(counted, store=tmp_path / "runs")
+    batches = sorted(os.listdir(tmp_path / "runs"))
+    assert batches == [f"batch-{i:05d}" for i in range(len(batches))]
+    assert len(batches) == 1 + 3 * len(first.diagnostics["stages"])
+    n_calls = len(calls)
+    again = run(counted, store=tmp_path / "runs")
+    assert len(calls) == n_calls and np.array_equal(again.samples, first.samples)
+
+
+def test_emcee_defaults_and_draws_from_every_walker():
+    """32 walkers for 2 parameters (8 p, at least 32), the second half of the steps kept,
+    and the draws taken at evenly spaced steps of every walker."""
+    post = run(method="emcee", n_samples=320, steps=200)
+    d = post.diagnostics
+    assert (d["walkers"], d["steps"], d["burn"]) == (32, 200, 100)
+    assert post.samples.shape == (320, 2) and post.log_evidence is None
+    assert 0.2 < d["acceptance"] < 0.9 and len(d["autocorrelation_steps"]) == 2
+    assert d["effective_draws"] == pytest.approx(32 * 100 / max(d["autocorrelation_steps"]))
+    assert post.model_runs >= 32 * 200
+    # 320 draws of 32 walkers: 10 steps of every walker, so no draw repeats a row
+    assert len(np.unique(post.samples[:, 0])) > 250
+
+
+def test_emcee_with_an_uninformative_measurement_samples_the_prior():
+    """Noise 1000 times the outputs' spread: the posterior is the prior, N(1, 2) and
+    N(-0.5, 1.5), which emcee samples through the standard normal density of u."""
+    post = run(method="emcee", noise_std=1e3, n_samples=4000, steps=600, burn=100)
+    np.testing.assert_allclose(post.mean(), [1.0, -0.5], atol=0.25)
+    np.testing.assert_allclose(post.std(), [2.0, 1.5], rtol=0.12)
+
+
+def test_emcee_is_reproducible_by_its_seed_and_takes_its_bounds():
+    first = run(method="emcee", steps=60, seed=4)
+    assert np.array_equal(first.samples, run(method="emcee", steps=60, seed=4).samples)
+    assert not np.array_equal(first.samples, run(method="emcee", steps=60, seed=5).samples)
+    edge = run(method="emcee", walkers=4, steps=60, burn=0, n_samples=40)  # 2 p walkers
+    assert (edge.diagnostics["walkers"], edge.diagnostics["burn"]) == (4, 0)
+    five = RandomInputs.from_spec({f"x{i}": "normal(0, 1)" for i in range(5)})
+    post = calibrate(lambda X: X[:, :3], five, Y, 0.3, method="emcee", steps=40, n_samples=40,
+                     executor="serial")
+    assert post.diagnostics["walkers"] == 40  # 8 p
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(observed=np.zeros((2, 2, 3))), "observed must be a (k,) vector or an (m, k) array "
+                                         "of measurements, got shape (2, 2, 3)"),
+    (dict(observed=[]), "observed must be a (k,) vector or an (m, k) array of measurements, "
+                        "got shape (0,)"),
+    (dict(observed=[1.0, np.inf, np.nan]), "observed holds non-finite values: [inf nan]"),
+    (dict(observed=[[np.nan, np.inf, -np.inf], [np.nan, 1.0, 2.0]]),
+     "observed holds non-finite values: [ nan  inf -inf]"),
+    (dict(noise_std=0.0), "noise_std must be > 0 and finite, got array(0.)"),
+    (dict(noise_std=[0.1, np.nan, 0.2]), "noise_std must be > 0 and finite, got "
+                                         "array([0.1, nan, 0.2])"),
+    (dict(noise_std=np.ones((3, 1))), "noise_std must be a number, 3 numbers (one per output) "
+                                      "or a distribution; got shape (3, 1)"),
+    (dict(noise_std="uniform(-0.1, 1)"), "noise_std's distribution 'uniform(-0.1, 1)' puts "
+                                         "mass below 0 (lower bound -0.1); a standard "
+                                         "deviation is positive"),
+    (dict(method="emcee", walkers=33), "emcee needs an even walkers >= 2 p = 4 and 0 <= burn "
+                                       "< steps; got walkers=33, steps=2000, burn=1000"),
+    (dict(method="emcee", walkers=2), "emcee needs an even walkers >= 2 p = 4 and 0 <= burn "
+                                      "< steps; got walkers=2, steps=2000, burn=1000"),
+    (dict(method="emcee", steps=10, burn=10), "emcee needs an even walkers >= 2 p = 4 and "
+                                              "0 <= burn < steps; got walkers=32, steps=10, "
+                                              "burn=10"),
+    (dict(method="emcee", n_steps=3), "unknown option(s) ['n_steps'] for method 'emcee'; "
+                                      "options: ['burn', 'steps', 'walkers']"),
+    (dict(target=1.0), "unknown option(s) ['target'] for method 'tmcmc'; options: "
+                       "['n_steps', 'target_cov']"),
+])
+def test_bad_input_is_refused_with_the_whole_message(kw, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        run(**kw)
+
+
+def test_the_samplers_options_reach_it():
+    """TMCMC's n_steps and target_cov: each stage runs n_steps batches, and a lower target
+    CoV takes more stages."""
+    five = run(n_steps=5)
+    assert five.model_runs == 300 * (1 + 5 * len(five.diagnostics["stages"]))
+    fine = run(target_cov=0.3)
+    assert len(fine.diagnostics["stages"]) > len(run().diagnostics["stages"])
+    assert all(s["weights_cov"] == pytest.approx(0.3, rel=1e-6)
+               for s in fine.diagnostics["stages"][:-1])
