@@ -21,8 +21,10 @@ import time
 import numpy as np
 import torch
 
+from surrogates.stacked import StackedMLP
+
 #: Variables per problem: the parameters of the paper's network (5-30-15-10-3).
-P = 5 * 30 + 30 + 30 * 15 + 15 + 15 * 10 + 10 + 10 * 3 + 3
+P = StackedMLP((5, 30, 15, 10, 3)).n_params
 
 
 def overhead(K, repeats, iterations=300):

@@ -9,7 +9,8 @@ from uqkit.execution.cache import ResultCache, cached_map, write_json
 
 __all__ = ["RUNTIME", "cache_settings", "locked", "StudyError", "StudyInputError",
            "code_modules", "code_version", "study_cache", "run_tasks", "pyplot", "save_figure",
-           "figure_section", "write_reports", "fit_restarts", "evidence_choice", "warm_fe_pool"]
+           "figure_section", "write_reports", "fit_restarts", "evidence_choice", "fe_model",
+           "warm_fe_pool"]
 
 
 #: Study settings that say where and how runs execute, not what they compute.
@@ -42,22 +43,29 @@ def locked(run):
     return wrapper
 
 
+def fe_model(study):
+    """The membrane FE model of a study with ``nx`` and ``ny`` settings: the Table-3 inputs,
+    w at the paper's probes taken as mesh points (``probe_frame="relative"``)."""
+    from uqkit.adapters import MembraneModel
+
+    return MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+
+
 def warm_fe_pool(study):
     """Start the local pool of a study whose first runs are the membrane FE's (its
     ``workers``, ``dask``, ``nx`` and ``ny`` settings), each worker loading the solver
-    (:meth:`uqkit.adapters.MembraneModel.warm_up`), while this process imports the rest of
+    (:meth:`uqkit.adapters.MembraneModel.warm_up` of :func:`fe_model`), while this process
+    imports the rest of
     the study: the command line's start-up (:func:`uqkit.execution.executors.warm_pool`).
     Nothing with Dask or one worker, nor when the output directory ``study.out`` holds
     anything: a rerun may need no FE run at all (every store complete), and a directory in
     use is refused by the study's lock. (A review measured a rerun whose results were all
     stored, 16 workers on 2 cores: 10-17 s with a warm-up, 3.3-3.5 s without.)"""
-    from uqkit.adapters import MembraneModel
     from uqkit.execution.executors import warm_pool
 
     if study.dask or (os.path.isdir(study.out) and os.listdir(study.out)):
         return []
-    model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
-    return warm_pool(study.workers, model.warm_up)
+    return warm_pool(study.workers, fe_model(study).warm_up)
 
 
 class StudyError(RuntimeError):

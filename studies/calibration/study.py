@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from ..common import locked
+from ..common import fe_model, locked
 from .settings import CONTROL, VARIANTS
 from .report import _figure, _markdown
 
@@ -62,14 +62,14 @@ def run(study, log=print):
     """Run the study; returns the report (a dict, also in ``report.json`` and
     ``report.md``)."""
     from uqkit import propagate, sample
-    from uqkit.adapters import MembraneModel, SurrogateModel, make_surrogate
+    from uqkit.adapters import SurrogateModel, make_surrogate
     from uqkit.execution.cache import write_json
     from uqkit.calibration import calibrate
     from uqkit.presets import table3
 
     os.makedirs(study.out, exist_ok=True)
     inputs = table3()
-    fe = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+    fe = fe_model(study)
     truth, noise_std, observed = measurements(study, fe, inputs)
     log(f"true inputs {dict(zip(inputs.names, truth[0].round(6)))}; measured w "
         f"{observed.mean(axis=0).round(5).tolist()} (noise std {noise_std.round(6).tolist()})")

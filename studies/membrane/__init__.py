@@ -36,12 +36,8 @@ _TASKS = ("BaselineTask", "DiscretisationTask", "Fit", "LoadPathsTask", "RUNNERS
           "run_task", "surrogate_densities", "table_task", "uq_task")
 _STUDY = ("FEData", "bdl_settings", "fe_data", "fe_dataset", "fit_settings", "run",
           "study_tasks")
+_EXPORTS = {**dict.fromkeys(_TASKS, "tasks"), **dict.fromkeys(_STUDY, "study")}
 
-__all__ = ["BaselineTask", "DiscretisationTask", "FEData", "Fit", "LoadPathsTask", "MembraneStudy",
-           "PAPER_R2", "PRIORS", "PROBES", "RUNNERS", "TableTask", "UQTask",
-           "baseline_task", "bdl_settings", "discretisation_error",
-           "discretisation_levels", "fe_data", "fe_dataset", "fit_settings", "kde_grid",
-           "load_paths_task", "run", "run_task", "study_tasks", "surrogate_densities",
-           "table_task", "uq_task"]
-__getattr__, __dir__ = lazy_exports(
-    __name__, {**dict.fromkeys(_TASKS, "tasks"), **dict.fromkeys(_STUDY, "study")}, globals())
+__all__ = sorted(["MembraneStudy", "PAPER_R2", "PRIORS", "PROBES", "discretisation_levels",
+                  *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -11,11 +11,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from uqkit import propagate, sample
-from uqkit.adapters import MembraneModel
 from uqkit.execution.cache import cached_map
 from uqkit.presets import table3
 
-from ..common import StudyError, code_version, locked, study_cache
+from ..common import StudyError, code_version, fe_model, locked, study_cache
 from .settings import PAPER_R2, PROBES
 from .report import ReportDrafts, write_report
 from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, TableTask, UQTask,
@@ -191,7 +190,7 @@ def run(study, log=print):
         StudyError: an FE data set came back with too few successful runs.
     """
     t_start = time.perf_counter()
-    model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+    model = fe_model(study)
     fe = fe_data(study, model, log)
     t_fe = time.perf_counter() - t_start
     fig_index = int(np.argmin(np.abs(fe.Wv[:, 0] - np.median(fe.Wv[:, 0]))))

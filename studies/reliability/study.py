@@ -14,7 +14,7 @@ from uqkit import propagate
 from uqkit.adapters import MembraneModel
 from uqkit.presets import table3
 
-from ..common import StudyError, code_version, locked, study_cache
+from ..common import StudyError, code_version, fe_model, locked, study_cache
 from .settings import METHODS, PROBES
 from .report import _figures, _markdown
 
@@ -201,7 +201,7 @@ def run(study, log=print):
         StudyError: the pilot or the truth lost too many FE runs to go on.
     """
     t_start = time.perf_counter()
-    model = MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+    model = fe_model(study)
     d = len(table3().names)
     s = study.seed
     pilot = fe_runs(study, "pilot", _normal_points(study.n_pilot, d, 1000 * s + 11), model, log)
