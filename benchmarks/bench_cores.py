@@ -23,7 +23,13 @@ where it falls further than ``ports``, caches or memory are shared too.
 ``--imports`` measures instead what a fresh worker's first training task pays before it
 computes: N processes import :mod:`surrogates` (torch, and a CUDA build's libraries where
 torch has them) and scikit-learn at once; the row gives each one's CPU seconds (user and
-system: mapping shared libraries is the kernel's work) and the slowest one's wall time.
+system: mapping shared libraries is the kernel's work) and the slowest one's wall time. A
+second row per N (``after_warm_up``) measures what a pool worker of ``uqkit study
+membrane`` pays at its first training task: the processes first do what the study's FE
+warm-up does in each worker (one thread; the nominal membrane solved through
+:class:`uqkit.adapters.MembraneModel`, so numpy, numba's cached code and the solver are
+loaded), then import the study's tasks (``studies.membrane.tasks``: scipy.stats, chaospy),
+:mod:`surrogates` and scikit-learn's GP.
 
     python benchmarks/bench_cores.py [--kernels fe chain ports] [--max N] [--seconds S]
                                      [--imports] [--json]
@@ -97,9 +103,17 @@ def _worker(barrier, kernel, seconds, out):
     out.put(n * units / (time.perf_counter() - t0))
 
 
-def _importer(barrier, out):
+def _importer(barrier, after_warm_up, out):
+    if after_warm_up:
+        from uqkit.adapters import MembraneModel
+        from uqkit.execution.executors import pin_threads
+
+        pin_threads(1)
+        MembraneModel(nx=20, ny=10, probe_frame="relative").warm_up()
     barrier.wait()
     t0, c0 = time.perf_counter(), time.process_time()
+    if after_warm_up:
+        import studies.membrane.tasks  # noqa: F401
     import sklearn.gaussian_process  # noqa: F401  (the GP baseline's)
     import surrogates  # noqa: F401
     out.put((time.process_time() - c0, time.perf_counter() - t0))
@@ -119,10 +133,10 @@ def together(target, n_procs, *args):
     return found
 
 
-def import_seconds(n_procs):
+def import_seconds(n_procs, after_warm_up=False):
     """(CPU, wall) seconds of each of ``n_procs`` fresh processes importing the training
-    code at once."""
-    return together(_importer, n_procs)
+    code at once; ``after_warm_up``: after the study's FE warm-up, with the study's tasks."""
+    return together(_importer, n_procs, after_warm_up)
 
 
 def rate(kernel, n_procs, seconds):
@@ -155,13 +169,15 @@ def main(argv=None):
     if args.imports:
         rows = []
         for n in counts(args.max):
-            found = import_seconds(n)
-            rows.append({"kernel": "imports", "processes": n,
-                         "cpu_s_per_process": round(sum(c for c, _ in found) / n, 2),
-                         "wall_s_slowest": round(max(w for _, w in found), 2)})
-            print(json.dumps(rows[-1]) if args.json else
-                  f"imports {n:3d} processes: {rows[-1]['cpu_s_per_process']:5.2f} CPU s "
-                  f"each, the slowest {rows[-1]['wall_s_slowest']:5.2f} s", flush=True)
+            for after_warm_up in (False, True):
+                found = import_seconds(n, after_warm_up)
+                rows.append({"kernel": "imports", "processes": n, "after_warm_up": after_warm_up,
+                             "cpu_s_per_process": round(sum(c for c, _ in found) / n, 2),
+                             "wall_s_slowest": round(max(w for _, w in found), 2)})
+                print(json.dumps(rows[-1]) if args.json else
+                      f"imports {n:3d} processes{' after the FE warm-up' * after_warm_up}: "
+                      f"{rows[-1]['cpu_s_per_process']:5.2f} CPU s each, the slowest "
+                      f"{rows[-1]['wall_s_slowest']:5.2f} s", flush=True)
         return rows
     if "fe" in args.kernels:
         _fe()  # compile once, before the processes load it from the cache
