@@ -32,10 +32,11 @@ from uqkit._lazy import lazy_exports
 from .settings import MembraneStudy, PAPER_R2, PRIORS, PROBES, discretisation_levels
 
 _TASKS = ("BaselineTask", "DiscretisationTask", "Fit", "LoadPathsTask", "RUNNERS", "TableTask",
-          "UQTask", "baseline_task", "discretisation_error", "kde_grid", "load_paths_task",
-          "run_task", "surrogate_densities", "table_task", "uq_task")
+          "UQFitTask", "UQMonteCarloTask", "baseline_task", "discretisation_error", "kde_grid",
+          "load_paths_task", "run_task", "surrogate_densities", "table_task", "uq_fit_task",
+          "uq_monte_carlo_task")
 _STUDY = ("FEData", "bdl_settings", "fe_data", "fe_dataset", "fit_settings", "run",
-          "study_tasks")
+          "study_tasks", "uq_order")
 _EXPORTS = {**dict.fromkeys(_TASKS, "tasks"), **dict.fromkeys(_STUDY, "study")}
 
 __all__ = sorted(["MembraneStudy", "PAPER_R2", "PRIORS", "PROBES", "discretisation_levels",

@@ -40,7 +40,8 @@ class ReportDrafts:
         study: the :class:`studies.membrane.settings.MembraneStudy`.
         fe: the study's :class:`studies.membrane.study.FEData`.
         fig_index: the validation row of Fig. 7c.
-        tasks: the names of the pool's tasks (``table-...``, ``uq-N-PRIOR``, ``load-paths``).
+        tasks: the names of the pool's tasks (``table-...``, ``uq-N-PRIOR`` (a Monte Carlo),
+            ``uq-N-PRIOR-fit``, ``load-paths``).
     """
 
     def __init__(self, study, fe, fig_index, tasks):
@@ -48,7 +49,8 @@ class ReportDrafts:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="membrane-report")
         self._needs = {"fig7a": {"load-paths"},
                        "fig7c": {k for k in tasks if k.startswith("table-")},
-                       "fig8": {k for k in tasks if k.startswith("uq-")}}
+                       "fig8": {k for k in tasks
+                                if k.startswith("uq-") and not k.endswith("-fit")}}
         self._waiting = {fig: set(names) for fig, names in self._needs.items()}
         self._results = {}
         self._drafts = {"truth": self._thread.submit(truth_statistics, fe.Wt),
@@ -89,8 +91,7 @@ class ReportDrafts:
         return fig_predictive(self.study, fits, self.fe.Wv, self.fig_index)
 
     def _fig8(self, inputs):
-        uq = {prior: inputs[f"uq-{self.study.n_uq_train}-{prior}"]["priors"][prior]
-              for prior in self.study.priors}
+        uq = {prior: inputs[f"uq-{self.study.n_uq_train}-{prior}"] for prior in self.study.priors}
         return fig_kde(self.study, uq, self.fe.Wt)
 
 
@@ -178,7 +179,8 @@ def markdown(study, r, strain):
     if par:
         lines += [f"Parallelism: the tasks' {par['task_seconds']:.0f} s and the FE runs' "
                   f"{par['fe_cpu_seconds']:.0f} s of work over a critical path of the longest "
-                  f"task ({par['longest_task']}, {par['longest_task_seconds']:.1f} s) and the "
+                  f"chain of tasks ({' then '.join(par['critical_path'])}, "
+                  f"{par['critical_path_seconds']:.1f} s) and the "
                   f"serial parts ({par['serial_seconds']:.1f} s): at most "
                   f"{par['ideal_speedup']:.1f}x faster than one core on unlimited workers"
                   + (f" ({par['loaded']} tasks' seconds are those of the run that cached them)"

@@ -17,12 +17,11 @@ from uqkit.presets import table3
 from ..common import StudyError, code_version, fe_model, locked, study_cache
 from .settings import PAPER_R2, PROBES
 from .report import ReportDrafts, write_report
-from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, TableTask, UQTask,
-                    parallelism, timed_task)
+from .tasks import (BaselineTask, DiscretisationTask, Fit, LoadPathsTask, TableTask, UQFitTask,
+                    UQMonteCarloTask, parallelism, timed_task)
 
 __all__ = ["bdl_settings", "fe_dataset", "fit_settings", "FEData", "fe_data", "TABLE_TASK_ROWS",
-           "table_parts", "study_tasks",
-           "run"]
+           "table_parts", "study_tasks", "uq_order", "run"]
 
 
 def bdl_settings(n, study, seed):
@@ -83,7 +82,7 @@ def fit_settings(study, model):
             "n_pool": n_pool, "n_validation": study.n_validation,
             "n_calibration": study.n_calibration, "priors": study.priors,
             "max_iter": study.max_iter, "model": model.describe(),
-            "code": code_version(__name__), "fit_version": 6}
+            "code": code_version(__name__), "fit_version": 7}
 
 
 # -- the study ---------------------------------------------------------------------------------
@@ -156,9 +155,10 @@ def table_parts(fits, size, rows=TABLE_TASK_ROWS):
 def study_tasks(study, fe, fig_index, uq_paths):
     """The pool's tasks by name: per training size its Table-4 fits (every prior and seed, in
     batched programs of :data:`TABLE_TASK_ROWS` rows, :func:`table_parts`) and the GP, PCE and
-    PR beside them; per prior its UQ fit with its surrogate Monte Carlo; the FE mesh check and
-    the Fig. 7a paths (a few seconds of FE solves each, beside the fits rather than after them
-    in this process)."""
+    PR beside them; per prior its UQ fit (``uq-N-PRIOR-fit``, saved to ``uq_paths[PRIOR]``)
+    and its surrogate Monte Carlo (``uq-N-PRIOR``), which loads that file and so runs after
+    it (:func:`uq_order`); the FE mesh check and the Fig. 7a paths (a few seconds of FE solves
+    each, beside the fits rather than after them in this process)."""
     s = study.seed
     tasks = {}
     for n in study.train_sizes:
@@ -175,10 +175,19 @@ def study_tasks(study, fe, fig_index, uq_paths):
     for prior_name, prior in study.priors.items():
         fit = Fit(prior_name, fe.Xp[:n_uq], fe.Wp[:n_uq], prior,
                   bdl_settings(n_uq, study, 100 * s + 99), uq_paths[prior_name])
-        tasks[f"uq-{n_uq}-{prior_name}"] = UQTask(n_uq, (fit,), Xmc, fe.Wt)
+        tasks[f"uq-{n_uq}-{prior_name}-fit"] = UQFitTask(n_uq, (fit,))
+    for prior_name in study.priors:
+        tasks[f"uq-{n_uq}-{prior_name}"] = UQMonteCarloTask(n_uq, uq_paths[prior_name], Xmc,
+                                                            fe.Wt)
     tasks["discretisation"] = DiscretisationTask(study.nx, study.ny)
     tasks["load-paths"] = LoadPathsTask(study.n_paths, 1000 * s + 5)
     return tasks
+
+
+def uq_order(study):
+    """``{Monte Carlo task: its fit's task}``: each UQ surrogate's Monte Carlo loads the file
+    its fit saves (:func:`study_tasks`)."""
+    return {f"uq-{study.n_uq_train}-{p}": f"uq-{study.n_uq_train}-{p}-fit" for p in study.priors}
 
 
 @locked
@@ -203,19 +212,26 @@ def run(study, log=print):
                                        dict(settings, task=key), ".pt")
                 for prior_name in study.priors}
     tasks = study_tasks(study, fe, fig_index, uq_paths)
-    # the Monte Carlo's statistics depend on the truth and the number of inputs, too
+    # the Monte Carlo's statistics depend on the truth and the number of inputs, too (a
+    # larger Monte Carlo or truth reuses the fits)
     uq_extra = {"n_surrogate_mc": study.n_surrogate_mc, "truth_sha256": hashlib.sha256(
         np.ascontiguousarray(fe.Wt).tobytes()).hexdigest()}
     extra = {f"{key}-{prior_name}": uq_extra for prior_name in study.priors}
+    task_settings = {k: dict(settings, task=k, **extra.get(k, {})) for k in tasks}
+    after = uq_order(study)
+    for mc, fit in after.items():
+        # a fit whose file is gone is made again, and its Monte Carlo with it
+        if not os.path.exists(tasks[mc].path):
+            cache.discard(fit, task_settings[fit])
     # largest first, so that the longest tasks do not start last (the FE tasks: last)
     order = sorted(tasks, key=lambda k: -tasks[k].size)
     with ReportDrafts(study, fe, fig_index, order) as drafts:
         t_pool = time.perf_counter()
         timed, computed = cached_map(
-            timed_task,
-            {k: (dict(settings, task=k, **extra.get(k, {})), tasks[k]) for k in order},
+            timed_task, {k: (task_settings[k], tasks[k]) for k in order},
             cache, study.workers, study.progress, "train surrogates",
-            on_result=lambda name, timed_result: drafts.take(name, timed_result["result"]))
+            on_result=lambda name, timed_result: drafts.take(name, timed_result["result"]),
+            after=after)
         t_pool = time.perf_counter() - t_pool
         # what the drafts have not finished while the pool ran is serial, as it was before
         figures, stats_truth, strain = drafts.finish()
@@ -227,9 +243,8 @@ def run(study, log=print):
             fits.update(v)
     uq = {}
     for prior_name in study.priors:
-        part = groups[f"{key}-{prior_name}"]
-        fit_s = part["fit_seconds"]
-        uq[prior_name] = dict(part["priors"][prior_name], fit_seconds=fit_s)
+        fit_s = groups[f"{key}-{prior_name}-fit"]["fit_seconds"]
+        uq[prior_name] = dict(groups[f"{key}-{prior_name}"], fit_seconds=fit_s)
         log(f"UQ surrogate ({prior_name}): fit {fit_s:.1f} s, {study.n_surrogate_mc} "
             f"predictions x 50 posterior draws in {uq[prior_name]['predict_seconds']:.1f} s "
             "on one core")
@@ -250,7 +265,7 @@ def run(study, log=print):
     serial = report["timings"]["total_seconds"] - t_fe - t_pool
     report["parallelism"] = dict(parallelism(
         {k: v["cpu_seconds"] for k, v in timed.items()},
-        sum(res.compute_seconds for res in fe.results), serial),
+        sum(res.compute_seconds for res in fe.results), serial, after),
         loaded=len(tasks) - computed)
     write_report(study, report, strain)
     log(f"report: {os.path.join(study.out, 'report.md')}")

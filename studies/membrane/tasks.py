@@ -1,6 +1,6 @@
 """The membrane study's tasks, each run in the pool: the Table-4 fits of one size, their
-baselines, the UQ fits with their surrogate Monte Carlo, the FE discretisation check and the
-Fig. 7a load paths.
+baselines, the UQ fits and, after each, its surrogate Monte Carlo, the FE discretisation
+check and the Fig. 7a load paths.
 
 Imports: numpy, uqkit and the study's settings; fem and surrogates inside the tasks.
 """
@@ -16,8 +16,9 @@ from uqkit.statistics import compare, describe, kde, ks_statistic
 
 from .settings import PROBES, discretisation_levels
 
-__all__ = ["Fit", "TableTask", "BaselineTask", "UQTask", "DiscretisationTask", "LoadPathsTask",
-           "discretisation_error", "table_task", "baseline_task", "uq_task", "load_paths_task",
+__all__ = ["Fit", "TableTask", "BaselineTask", "UQFitTask", "UQMonteCarloTask",
+           "DiscretisationTask", "LoadPathsTask", "discretisation_error", "table_task",
+           "baseline_task", "uq_fit_task", "uq_monte_carlo_task", "load_paths_task",
            "RUNNERS", "run_task", "timed_task", "parallelism", "kde_grid", "surrogate_densities"]
 
 
@@ -61,12 +62,21 @@ class BaselineTask:
 
 
 @dataclass(frozen=True)
-class UQTask:
-    """The UQ fits (one per prior), then each one's surrogate Monte Carlo at Xmc against the
-    FE truth Wt."""
+class UQFitTask:
+    """A UQ surrogate's fit (``fits``: one :class:`Fit`, its ``extra`` the path to save the
+    fitted model to)."""
 
     size: int
     fits: tuple
+
+
+@dataclass(frozen=True)
+class UQMonteCarloTask:
+    """The surrogate Monte Carlo of the UQ surrogate saved at ``path`` (by its
+    :class:`UQFitTask`, which must run first) at the inputs Xmc, against the FE truth Wt."""
+
+    size: int
+    path: str
     Xmc: np.ndarray
     Wt: np.ndarray
 
@@ -215,23 +225,32 @@ def baseline_task(task):
     return out
 
 
-def uq_task(task):
+def uq_fit_task(task):
     """Train the UQ surrogates of ``task.fits`` (the study gives one per task) as one batched
-    program and save each to its path; then each one's surrogate Monte Carlo: its predictive
+    program and save each to its path (``Fit.extra``); returns the fit's wall time,
+    ``{"fit_seconds": ...}``."""
+    models, seconds = _fit_members(task.fits)
+    for fit, model in zip(task.fits, models):
+        model.save(fit.extra)
+    return {"fit_seconds": seconds}
+
+
+def uq_monte_carlo_task(task):
+    """The surrogate Monte Carlo of the UQ surrogate saved at ``task.path``: its predictive
     mean and 50 posterior function draws at the inputs ``Xmc``, on one core
     (``predict_seconds``), and their statistics against the FE truth ``Wt``
-    (:func:`_uq_statistics`)."""
-    models, seconds = _fit_members(task.fits)
-    Xmc, Wt = task.Xmc, task.Wt
-    out = {"fit_seconds": seconds, "priors": {}}
-    for fit, model in zip(task.fits, models):
-        name, path = fit.key, fit.extra
-        model.save(path)
-        t0 = time.perf_counter()
-        pred = model.predict_distribution(Xmc, n_samples=50, return_samples=True, levels=())
-        predict_s = time.perf_counter() - t0
-        out["priors"][name] = {"predict_seconds": predict_s, **_uq_statistics(pred, Wt)}
-    return out
+    (:func:`_uq_statistics`). A model loaded from its file predicts bit for bit as the
+    fitted one, its posterior draws included (``tests/surrogates/laplace/test_fit.py``)."""
+    import torch
+
+    from surrogates import BDL
+
+    torch.set_num_threads(1)
+    model = BDL.load(task.path)
+    t0 = time.perf_counter()
+    pred = model.predict_distribution(task.Xmc, n_samples=50, return_samples=True, levels=())
+    predict_s = time.perf_counter() - t0
+    return {"predict_seconds": predict_s, **_uq_statistics(pred, task.Wt)}
 
 
 def _uq_statistics(pred, Wt):
@@ -269,7 +288,8 @@ def load_paths_task(task):
 
 
 #: What each kind of task computes.
-RUNNERS = {TableTask: table_task, BaselineTask: baseline_task, UQTask: uq_task,
+RUNNERS = {TableTask: table_task, BaselineTask: baseline_task, UQFitTask: uq_fit_task,
+           UQMonteCarloTask: uq_monte_carlo_task,
            DiscretisationTask: lambda task: discretisation_error(task.nx, task.ny),
            LoadPathsTask: load_paths_task}
 
@@ -293,22 +313,40 @@ def timed_task(task):
             "cpu_seconds": time.process_time() - c0}
 
 
-def parallelism(task_seconds, fe_cpu_seconds, serial_seconds):
+def parallelism(task_seconds, fe_cpu_seconds, serial_seconds, after=None):
     """How far the study could speed up on unlimited workers: its parallel work (the tasks'
     CPU seconds, each task on one thread, and the FE runs' summed evaluation seconds, each FE
     run a fraction of a second and so divisible at will) over its critical path (the longest
-    task plus the serial parts, which run in the main process alone). CPU seconds, not wall:
-    a task's wall time grows when other work shares the cores, its CPU time hardly.
+    chain of tasks, each after the one it needs, ``after``: ``{task: prerequisite}``, plus
+    the serial parts, which run in the main process alone). CPU seconds, not wall: a task's
+    wall time grows when other work shares the cores, its CPU time hardly.
 
     >>> parallelism({"a": 6.0, "b": 2.0}, 6.0, 1.0)["ideal_speedup"]  # 14 s over 6 + 1 s
     2.0
+    >>> p = parallelism({"a": 6.0, "b": 2.0, "c": 5.0}, 0.0, 1.0, after={"c": "b"})
+    >>> p["critical_path"], p["critical_path_seconds"], p["ideal_speedup"]  # 13 s / (7 + 1 s)
+    (['b', 'c'], 7.0, 1.625)
     """
+    after = after or {}
+    chains = {}
+
+    def chain(name):  # the longest chain of tasks ending with ``name``
+        if name not in chains:
+            before = chain(after[name]) if after.get(name) in task_seconds else []
+            chains[name] = before + [name]
+        return chains[name]
+
+    def seconds(names):
+        return sum(task_seconds[n] for n in names)
+
     work = sum(task_seconds.values()) + fe_cpu_seconds
     longest = max(task_seconds, key=task_seconds.get)
-    path = task_seconds[longest] + serial_seconds
+    critical = max((chain(name) for name in task_seconds), key=seconds)
     return {"task_seconds": sum(task_seconds.values()), "fe_cpu_seconds": fe_cpu_seconds,
             "longest_task": longest, "longest_task_seconds": task_seconds[longest],
-            "serial_seconds": serial_seconds, "ideal_speedup": work / path}
+            "critical_path": critical, "critical_path_seconds": seconds(critical),
+            "serial_seconds": serial_seconds,
+            "ideal_speedup": work / (seconds(critical) + serial_seconds)}
 
 
 def kde_grid(w):

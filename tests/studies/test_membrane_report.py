@@ -1,4 +1,5 @@
 """The membrane report's drafts: figures made in the background as the pool's results arrive."""
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -24,7 +25,8 @@ def _inputs(out, rng):
         curves = {p: {"mean": (rng.random(300) + k).tolist(),
                       "band": [rng.random(300).tolist(), (rng.random(300) + 1).tolist()]}
                   for p in PROBES}
-        results[f"uq-64-{prior}"] = {"priors": {prior: {"kde": curves}}}
+        results[f"uq-64-{prior}-fit"] = {"fit_seconds": 1.0}
+        results[f"uq-64-{prior}"] = {"kde": curves}
     return study, fe, results
 
 
@@ -51,6 +53,18 @@ def test_the_figures_do_not_depend_on_the_order_results_arrive_in(tmp_path):
     assert forward[1] == truth_statistics(fe.Wt)
     assert forward[1]["p2"]["mean"] == pytest.approx(fe.Wt[:, 1].mean())
     assert forward[2] == backward[2] > 0
+
+
+def test_fig8_waits_for_the_monte_carlo_tasks_not_the_fits(tmp_path):
+    """Fig. 8 is drawn from the UQ Monte Carlo tasks' results: it starts once both are in,
+    whether or not the fits' results have come (a fit stored from an earlier run, say)."""
+    study, fe, results = _inputs(tmp_path, np.random.default_rng(0))
+    with ReportDrafts(study, fe, 3, list(results)) as drafts:
+        for name in results:
+            if not name.endswith("-fit"):
+                drafts.take(name, results[name])
+        figures, _, _ = drafts.finish()
+    assert os.path.basename(figures["fig8"]) == "fig8_kde.png" and os.path.isfile(figures["fig8"])
 
 
 def test_a_figure_whose_tasks_did_not_all_arrive_is_an_error_that_names_them(tmp_path):

@@ -156,3 +156,31 @@ def test_warm_fe_pool_solves_the_study_mesh_on_the_pool_and_nothing_with_dask(tm
         assert status.tolist() == [0]
         assert w[0].tolist() == pytest.approx(list(direct.probe_w.values()), rel=1e-9)
     release_workers()
+
+
+def test_a_larger_monte_carlo_reuses_the_uq_fits_and_a_lost_fit_file_is_refitted(tiny):
+    """The UQ fits are tasks of their own, each saving its surrogate to a file that its Monte
+    Carlo task loads: another Monte Carlo size reruns only the two Monte Carlo tasks, and a
+    fit whose file is gone is made again (with its Monte Carlo), to the same numbers."""
+    from dataclasses import replace
+
+    study, first = tiny
+    cache = os.path.join(study.out, "cache")
+    fit_files = sorted(n for n in os.listdir(cache) if n.startswith("uq-") and n.endswith(".pt"))
+    stamps = [os.stat(os.path.join(cache, n)).st_mtime_ns for n in fit_files]
+    n_tasks = 2 + 2 + 2 * 2 + 2  # Table-4 programs, baselines, UQ fits and Monte Carlos, FE
+    larger = run(replace(study, n_surrogate_mc=6000), log=lambda *_: None)
+    assert larger["parallelism"]["loaded"] == n_tasks - 2
+    assert [os.stat(os.path.join(cache, n)).st_mtime_ns for n in fit_files] == stamps
+    assert larger["settings"]["n_surrogate_mc"] == 6000
+    for prior in ("direct", "hierarchical"):
+        assert larger["uq"][prior]["p1"]["surrogate"] != first["uq"][prior]["p1"]["surrogate"]
+    assert larger["parallelism"]["critical_path"][-1].startswith("uq-96-")
+    # the direct prior's fitted surrogate is lost: it is fitted again, to the same file
+    direct = [n for n in fit_files if n.startswith("uq-direct-")]
+    assert len(direct) == 1
+    os.remove(os.path.join(cache, direct[0]))
+    again = run(study, log=lambda *_: None)
+    assert again["parallelism"]["loaded"] == n_tasks - 2
+    assert os.path.exists(os.path.join(cache, direct[0]))
+    assert again["uq"] == first["uq"]

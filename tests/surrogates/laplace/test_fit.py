@@ -463,6 +463,11 @@ def test_save_and_load_a_member(tmp_path):
         a, b = model.predict_distribution(Xt[:50]), back.predict_distribution(Xt[:50])
         assert np.array_equal(a.mean, b.mean) and np.array_equal(a.intervals[0.95][0],
                                                                   b.intervals[0.95][0])
+        # the posterior function draws too, bit for bit (the membrane study's Monte Carlo
+        # loads the UQ fit from its file)
+        a, b = (m_.predict_distribution(Xt[:50], n_samples=20, return_samples=True, levels=())
+                for m_ in (model, back))
+        assert a.samples.shape[0] == 20 and np.array_equal(a.samples, b.samples)
         assert back.predict(Xt[:3]).shape == ((3, 2) if i == 0 else (3,))
         assert isinstance(back.posterior()[0]["weight_std"], np.ndarray)
 

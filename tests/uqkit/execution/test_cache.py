@@ -155,3 +155,93 @@ def test_entry_paths_and_json_files(tmp_path):
     assert math.isnan(json.load(open(tmp_path / "loose.json"))["x"])
     write_json(tmp_path / "strict.json", {"x": float("nan"), "y": [1.5]}, finite=True)
     assert json.loads((tmp_path / "strict.json").read_text()) == {"x": None, "y": [1.5]}
+
+
+def write_then_read(job):
+    """A task that writes its file (after a pause: a slow fit) or reads its prerequisite's."""
+    import time
+
+    kind, path, value = job
+    if kind == "write":
+        time.sleep(0.3)
+        with open(path, "w") as fh:
+            fh.write(str(value))
+        return {"wrote": value}
+    with open(path) as fh:  # FileNotFoundError if it ran before its prerequisite
+        return {"read": int(fh.read())}
+
+
+def test_task_order_hands_out_by_priority_and_releases_dependents():
+    from uqkit.execution.cache import TaskOrder
+
+    order = TaskOrder(["fit", "other", "mc", "last"], after={"mc": "fit", "gone": "fit"})
+    assert len(order) == 4
+    assert [order.take(), order.take(), order.take()] == ["fit", "other", "last"]
+    assert order.take() is None  # "mc" waits for "fit"
+    order.done("other")
+    assert order.take() is None
+    order.done("fit")
+    assert order.take() == "mc" and order.take() is None and len(order) == 0
+    # a released task goes before lower-priority ones still waiting to be handed out
+    order = TaskOrder(["a", "b", "c", "d"], after={"c": ("a", "b")})
+    assert [order.take(), order.take()] == ["a", "b"]
+    order.done("b")
+    assert order.take() == "d"
+    order = TaskOrder(["a", "b", "c", "d"], after={"c": "a"})
+    order.take(), order.take()
+    order.done("a")
+    assert order.take() == "c"
+    # a prerequisite not among the tasks is done already (a stored result)
+    assert TaskOrder(["mc"], after={"mc": "fit"}).take() == "mc"
+
+
+def test_task_order_refuses_a_cycle_and_names_its_tasks():
+    from uqkit.execution.cache import TaskOrder
+
+    with pytest.raises(ValueError, match="in a cycle: a -> b -> a$"):
+        TaskOrder(["a", "b", "c"], after={"a": "b", "b": "a", "c": "a"})
+    with pytest.raises(ValueError, match="in a cycle: b -> c -> b$"):
+        TaskOrder(["a", "b", "c"], after={"a": "b", "b": "c", "c": "b"})
+    with pytest.raises(ValueError, match="in a cycle: a -> a$"):
+        TaskOrder(["a"], after={"a": "a"})
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_task_runs_after_the_task_it_needs(tmp_path, workers):
+    """The reader comes first in the given order and would fail without its file; it starts
+    once its writer's result is saved, also on a pool with a free worker."""
+    files = {i: str(tmp_path / f"f{i}") for i in range(2)}
+    tasks = {"read0": ({"t": "r0"}, ("read", files[0], None)),
+             "read1": ({"t": "r1"}, ("read", files[1], None)),
+             "write0": ({"t": "w0"}, ("write", files[0], 7)),
+             "write1": ({"t": "w1"}, ("write", files[1], 8))}
+    after = {"read0": "write0", "read1": "write1"}
+    cache = ResultCache(tmp_path / "cache")
+    res, computed = cached_map(write_then_read, tasks, cache, workers=workers, progress=False,
+                               after=after)
+    assert computed == 4 and res["read0"] == {"read": 7} and res["read1"] == {"read": 8}
+    # a stored writer lets its reader run at once; a writer that runs again runs its reader
+    # again, whatever the reader had stored (it read the earlier file)
+    cache.discard("read0", {"t": "r0"})
+    seen = []
+    _, computed = cached_map(write_then_read, tasks, cache, workers=workers, progress=False,
+                             after=after, on_result=lambda name, _: seen.append(name))
+    assert computed == 1 and seen[-1] == "read0"
+    cache.discard("write1", {"t": "w1"})
+    _, computed = cached_map(write_then_read, tasks, cache, workers=workers, progress=False,
+                             after=after)
+    assert computed == 2
+
+
+def test_after_must_name_tasks_of_the_map(tmp_path):
+    tasks = {"a": ({"t": 0}, 1)}
+    with pytest.raises(ValueError, match=r"not among the tasks: \['fit'\]"):
+        cached_map(square, tasks, ResultCache(tmp_path), progress=False, after={"a": "fit"})
+    with pytest.raises(ValueError, match=r"\['b'\]"):
+        cached_map(square, tasks, ResultCache(tmp_path), progress=False, after={"b": "a"})
+    # a cycle is refused even when every task of it is stored
+    cache = ResultCache(tmp_path / "cycle")
+    both = {"a": ({"t": 0}, 1), "b": ({"t": 1}, 2)}
+    cached_map(square, both, cache, progress=False)
+    with pytest.raises(ValueError, match="a -> b -> a"):
+        cached_map(square, both, cache, progress=False, after={"a": "b", "b": "a"})
