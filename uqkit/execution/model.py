@@ -254,8 +254,9 @@ def _source_file(name):
 def _code_objects(obj, seen):
     """The Python functions and classes whose code decides what ``obj`` computes: a function
     (unwrapped from ``functools.partial`` and bound methods), the classes of an object's MRO
-    (builtins aside), and the functions found in closures, defaults, partial arguments and
-    instance attributes."""
+    (builtins aside), and the functions and classes found in closures, defaults, partial
+    arguments and instance attributes, and, for the user's own code (:func:`_is_user_code`)
+    without a source file, in the globals its functions read."""
     import functools
 
     if id(obj) in seen:
@@ -268,19 +269,16 @@ def _code_objects(obj, seen):
     if inspect.ismethod(obj):
         return _code_objects(obj.__func__, seen) + _code_objects(obj.__self__, seen)
     if inspect.isfunction(obj):
-        cells = []
-        for cell in obj.__closure__ or ():
-            try:
-                cells.append(cell.cell_contents)
-            except ValueError:  # an empty cell
-                pass
-        return [obj] + [c for v in (*(obj.__defaults__ or ()), *cells) if _is_code(v)
+        return [obj] + [c for _, v in _function_data(obj) if _is_code(v) or inspect.isclass(v)
                         for c in _code_objects(v, seen)]
     cls = obj if inspect.isclass(obj) else type(obj)
     found = [c for c in cls.__mro__ if c.__module__ != "builtins"]
-    parts = [] if inspect.isclass(obj) else [
-        v for _, v in sorted(getattr(obj, "__dict__", {}).items()) if _is_code(v)]
-    return found + [c for v in parts for c in _code_objects(v, seen)]
+    parts = [v for c in found if _is_user_code(c.__module__) for f in _class_functions(c)
+             for v in (f, *(v for _, v in _function_data(f)))]
+    if not inspect.isclass(obj):
+        parts += [v for _, v in sorted(getattr(obj, "__dict__", {}).items())]
+    return found + [c for v in parts if _is_code(v) or inspect.isclass(v)
+                    for c in _code_objects(v, seen)]
 
 
 def _is_code(v):
@@ -289,22 +287,105 @@ def _is_code(v):
     return inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial)
 
 
-def _bytecode(target):
-    """The bytecode of a function (closure and defaults included) or of a class's own
-    functions, as bytes; empty for anything without Python bytecode."""
-    import marshal
-    import pickle
+def _is_user_code(module_name):
+    """Whether ``module_name`` is the user's own code (a script, a notebook, a project's
+    modules), not the standard library's nor an installed distribution's (those are
+    identified by their versions)."""
+    top = str(module_name).split(".")[0]
+    return top not in sys.stdlib_module_names and top != "builtins" and not _versions(top)
 
-    funcs = [target] if inspect.isfunction(target) else [
-        v for _, v in sorted(vars(target).items()) if inspect.isfunction(v)]
+
+def _global_names(code):
+    """The global names a code object and the code nested in it (lambdas, comprehensions,
+    inner functions) may read."""
+    import types
+
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _function_data(f):
+    """``(label, value)`` of what a function's result may depend on beside its bytecode: its
+    defaults, keyword-only defaults and closure cells, and, for the user's own code, the
+    module globals its code reads (by name; builtins aside)."""
+    out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
+    out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+        try:
+            out.append((f"cell {name}", cell.cell_contents))
+        except ValueError:  # an empty cell
+            pass
+    if _is_user_code(f.__module__) and not _has_source_file(f.__module__):
+        out += [(f"global {name}", f.__globals__[name])
+                for name in sorted(_global_names(f.__code__)) if name in f.__globals__]
+    return out
+
+
+def _has_source_file(module_name):
+    """Whether the module was loaded from a source file (whose text then identifies its
+    globals): not a notebook's or ``python -c``'s ``__main__``."""
+    import os
+
+    path = getattr(sys.modules.get(module_name), "__file__", None)
+    return isinstance(path, str) and path.endswith(".py") and os.path.isfile(path)
+
+
+def _class_functions(cls):
+    """The functions defined in a class's own body (static and class methods and properties
+    unwrapped), by name."""
+    out = []
+    for _, v in sorted(vars(cls).items()):
+        if isinstance(v, (staticmethod, classmethod)):
+            v = v.__func__
+        if isinstance(v, property):
+            out += [f for f in (v.fget, v.fset, v.fdel) if inspect.isfunction(f)]
+        elif inspect.isfunction(v):
+            out.append(v)
+    return out
+
+
+def _value_bytes(value):
+    """Bytes that stand for a value a function reads: a module by its name (and a user
+    module by its source), a function or class by its name (its code is hashed on its own),
+    a set in a fixed order, anything else pickled (its type's name where it cannot be)."""
+    import pickle
+    import types
+
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+        source = source_digest([name]) if _is_user_code(name) else None
+        return f"module {name} {source or sorted(_versions(name).items())}".encode()
+    if _is_code(value) or inspect.isclass(value):
+        return f"code {getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}".encode()
+    if isinstance(value, (set, frozenset)):
+        value = (type(value).__name__, sorted(value, key=repr))
+    try:
+        return pickle.dumps(value, protocol=4)
+    except Exception:  # noqa: BLE001 - an open file, a lock: its type is all there is
+        return repr(type(value)).encode()
+
+
+def _bytecode(target):
+    """The bytecode of a function or of a class's own functions, with what they read beside
+    it (:func:`_function_data`) and, for the user's own class, its other attributes, as
+    bytes; empty for anything without Python bytecode."""
+    import marshal
+
+    user = _is_user_code(getattr(target, "__module__", "builtins"))
+    funcs = [target] if inspect.isfunction(target) else _class_functions(target)
     out = []
     for f in funcs:
         out.append(marshal.dumps(f.__code__))
-        for value in f.__defaults__ or ():
-            try:
-                out.append(pickle.dumps(value, protocol=4))
-            except Exception:  # noqa: BLE001 - a function: its code is hashed on its own
-                out.append(repr(type(value)).encode())
+        for label, value in _function_data(f):
+            out += [label.encode(), _value_bytes(value)]
+    if user and inspect.isclass(target) and not _has_source_file(target.__module__):
+        for name, value in sorted(vars(target).items()):
+            if not (name.startswith("__") or _is_code(value) or inspect.isfunction(value)
+                    or isinstance(value, (staticmethod, classmethod, property))):
+                out += [f"attribute {name}".encode(), _value_bytes(value)]
     return b"".join(out)
 
 
@@ -316,9 +397,14 @@ def fingerprint(obj):
     * the object's state, pickled (its parameters, weights, bound arguments);
     * the bytecode of every function and class that decides what it computes
       (:func:`_code_objects`: a function in a notebook, a lambda or a closure has no other
-      identity, since a plain pickle holds functions and classes by name only);
-    * the source of the modules that define them (a changed function body or class attribute
-      changes it);
+      identity, since a plain pickle holds functions and classes by name only), with the
+      values those functions hold: defaults, keyword-only defaults and closure cells (a
+      closure made with another constant is another model);
+    * the source of the modules that define them (a changed function body, class attribute
+      or module constant changes it; for a model defined in a script, any edit of the
+      script); where a module has no source file (a notebook, ``python -c``), the values of
+      the module globals its functions name and of its classes' attributes instead, so that
+      a notebook's model after a global it reads changed is another model;
     * the versions of the installed packages that provide those modules.
 
     ``strong`` is False when no Python bytecode decides the result (a callable written in C,
@@ -329,7 +415,9 @@ def fingerprint(obj):
     try:
         state = pickle.dumps(obj, protocol=4)
     except Exception:  # noqa: BLE001 - lambdas, closures: identified by their code below
-        state = b""
+        # an object that holds one: its attributes one by one
+        state = b"".join(name.encode() + _value_bytes(value) for name, value in
+                         sorted(getattr(obj, "__dict__", {}).items()))
     targets = _code_objects(obj, set())
     code = b"".join(_bytecode(t) for t in targets)
     modules = sorted({t.__module__ for t in targets if t.__module__ in sys.modules})

@@ -24,7 +24,8 @@ from contextlib import contextmanager
 import numpy as np
 
 __all__ = ["FORMAT", "VERSION", "StoreMismatchError", "StoreBusyError", "directory_lock",
-           "describe_differences", "atomic_write", "StudyStore", "load_dataset"]
+           "describe_differences", "FINGERPRINT_HINT", "atomic_write", "StudyStore",
+           "load_dataset"]
 
 FORMAT = "uqkit-store"
 #: 2: the manifest no longer pins n (a store may hold a shorter or longer sample), and records
@@ -75,11 +76,38 @@ def _canonical(settings):
     return json.loads(json.dumps(settings, sort_keys=True, default=str))
 
 
-def describe_differences(old, new):
+def describe_differences(old, new, prefix="", width=100):
     """``"key: stored OLD, now NEW; ..."`` for every key whose value differs between two
-    settings dicts (sorted by key)."""
-    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    return "; ".join(f"{k}: stored {old.get(k)!r}, now {new.get(k)!r}" for k in diff)
+    settings dicts (sorted by key; a missing key reads None), down to the entries that
+    differ inside nested dicts (``model.templates: ...``); a value longer than ``width``
+    characters is cut short.
+
+    >>> describe_differences({"model": {"name": "m", "mesh": [20, 10]}, "n": 5},
+    ...                      {"model": {"name": "m", "mesh": [40, 20]}, "n": 5})
+    'model.mesh: stored [20, 10], now [40, 20]'
+    """
+    def show(value):
+        text = repr(value)
+        return text if len(text) <= width else text[:width - 3] + "..."
+
+    parts = []
+    for k in sorted(set(old) | set(new), key=str):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            parts.append(describe_differences(a, b, f"{prefix}{k}.", width))
+        else:
+            parts.append(f"{prefix}{k}: stored {show(a)}, now {show(b)}")
+    return "; ".join(parts)
+
+
+#: What a changed model fingerprint means, added to the refusal that shows one.
+FINGERPRINT_HINT = (
+    "the model's fingerprint covers its code, the values it holds and the source of the "
+    "module that defines it: a model defined in a script changes with any edit of that "
+    "script, so put the model in a module of its own (or give it a describe() method) to "
+    "keep its store while the script changes")
 
 
 def _fsync_dir(path):
@@ -179,9 +207,10 @@ class StudyStore:
                     f"older uqkit (this one writes format {VERSION}); use a new directory")
             if old["settings"] != self.settings:
                 details = describe_differences(old["settings"], self.settings)
+                hint = f" ({FINGERPRINT_HINT})" if "fingerprint: stored" in details else ""
                 raise StoreMismatchError(
                     f"the study directory {self.directory!r} holds results made with other "
-                    f"settings ({details}); use a new directory or the same settings")
+                    f"settings ({details}); use a new directory or the same settings{hint}")
         else:
             os.makedirs(self.directory, exist_ok=True)
             body = json.dumps({"format": FORMAT, "version": VERSION, "settings": self.settings,

@@ -96,6 +96,47 @@ def test_wrapped_and_inherited_code_is_part_of_the_identity(tmp_path, monkeypatc
     assert before[0] != after[0] and before[1] != after[1]
 
 
+def _scaled(E):
+    def model(X, *, offset=E / 10):
+        return X * E + offset
+    return model
+
+
+def test_a_closure_made_with_another_constant_is_another_model(tmp_path):
+    """A model made by a factory holds its settings in closure cells and keyword-only
+    defaults, which neither its bytecode nor its module's source shows: they are part of its
+    identity, so a store made with E = 210 refuses the model made with E = 200."""
+    assert describe_model(_scaled(210.0)) == describe_model(_scaled(210.0))
+    assert describe_model(_scaled(210.0)) != describe_model(_scaled(200.0))
+    same_cell = _scaled(210.0)
+    same_cell.__kwdefaults__ = {"offset": 0.0}  # only the keyword-only default differs
+    assert describe_model(same_cell) != describe_model(_scaled(210.0))
+    X = np.arange(4.0)[:, None]
+    propagate(_scaled(210.0), X, executor="serial", store=str(tmp_path / "s"), progress=False)
+    with pytest.raises(StoreMismatchError, match="fingerprint"):
+        propagate(_scaled(200.0), X, executor="serial", store=str(tmp_path / "s"),
+                  progress=False)
+
+
+def test_a_model_without_a_source_file_is_identified_by_the_globals_it_reads():
+    """A notebook's (or ``python -c``'s) model has no source file to hash: the module globals
+    its code names, helpers and classes included, are part of its identity instead; a
+    global it does not read is not."""
+    ns = {"__name__": "notebook_cell"}
+    exec("E = 210.0\nunused = 1\n"
+         "def helper(X):\n    return X * E\n"
+         "class Scale:\n    factor = 2.0\n"
+         "def model(X):\n    return helper(X) * Scale.factor\n", ns)
+    first = describe_model(ns["model"])
+    ns["unused"] = 2
+    assert describe_model(ns["model"]) == first
+    ns["E"] = 200.0  # read by the helper the model calls
+    second = describe_model(ns["model"])
+    assert second != first
+    ns["Scale"].factor = 3.0  # a class attribute it reads
+    assert describe_model(ns["model"]) not in (first, second)
+
+
 def test_lambdas_are_told_apart_by_their_code():
     assert describe_model(lambda X: X + 1) != describe_model(lambda X: X + 2)
 

@@ -123,6 +123,27 @@ def test_describe_differences_lists_every_differing_key_in_order():
     assert describe_differences({"a": 1}, {"a": 1}) == ""
 
 
+def test_describe_differences_names_the_nested_entry_that_differs_and_cuts_long_values():
+    """An external model's settings nest its templates' digest among a dozen entries: the
+    refusal names that one entry, not the two whole dicts."""
+    model = {"command": "ccx deck", "templates": "a" * 64, "outputs": ["w"] * 40}
+    old = {"model": model, "seed": 1}
+    new = {"model": dict(model, templates="b" * 64), "seed": 1}
+    assert describe_differences(old, new) == f"model.templates: stored {'a' * 64!r}, now {'b' * 64!r}"
+    long = describe_differences({"x": list(range(100))}, {"x": list(range(101))}, width=30)
+    assert long == "x: stored [0, 1, 2, 3, 4, 5, 6, 7, 8,..., now [0, 1, 2, 3, 4, 5, 6, 7, 8,..."
+    # a dict against a non-dict is shown whole
+    assert describe_differences({"m": {"a": 1}}, {"m": 2}) == "m: stored {'a': 1}, now 2"
+
+
+def test_a_changed_model_fingerprint_says_what_it_covers(tmp_path):
+    StudyStore(tmp_path, {"model": {"model": "__main__.f", "fingerprint": "1" * 8}}).close()
+    with pytest.raises(StoreMismatchError, match=(
+            r"model.fingerprint: stored '11111111', now '22222222'\); use a new directory .*"
+            r"a model defined in a script changes with any edit of that script")):
+        StudyStore(tmp_path, {"model": {"model": "__main__.f", "fingerprint": "2" * 8}})
+
+
 def test_a_foreign_or_older_manifest_is_refused_and_has_no_settings(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "other", "version": VERSION,
                                                         "settings": {}}))
