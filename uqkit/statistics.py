@@ -19,7 +19,11 @@ __all__ = ["quantile_interval", "bootstrap_se", "describe", "ecdf", "kde", "ks_s
 
 
 def _clean(y, name="y"):
-    y = np.asarray(y, dtype=float).ravel()
+    y = np.asarray(y, dtype=float)
+    if sum(size > 1 for size in y.shape) > 1:
+        raise ValueError(f"{name} must be one sample (1-D), got shape {y.shape}: pass one "
+                         "output's column (outputs[:, j])")
+    y = y.ravel()
     if y.size < 2:
         raise ValueError(f"{name} needs at least 2 values, got {y.size}")
     bad = ~np.isfinite(y)
@@ -55,9 +59,26 @@ def bootstrap_se(y, statistic, n_boot=200, seed=0, max_points=100_000):
     return float(vals.std(ddof=1) * np.sqrt(m / n))
 
 
+def _check_level(level):
+    if not (isinstance(level, (int, float, np.floating)) and 0 < level < 1):
+        raise ValueError(f"level must be a confidence level between 0 and 1, got {level!r}")
+
+
+def _check_count(value, name, least):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+
+
 def describe(y, quantiles=(0.01, 0.05, 0.5, 0.95, 0.99), level=0.95, n_boot=200, seed=0):
     """Mean, std, skewness, excess kurtosis and quantiles of a sample, with their Monte Carlo
-    uncertainty (``*_se`` standard errors, ``quantile_ci`` intervals at ``level``)."""
+    uncertainty (``*_se`` standard errors, ``quantile_ci`` intervals at ``level``; the
+    skewness's and kurtosis's from ``n_boot`` >= 2 bootstrap resamples)."""
+    _check_level(level)
+    _check_count(n_boot, "n_boot", 2)
+    bad = [q for q in quantiles if not 0 <= q <= 1]
+    if bad:
+        raise ValueError(f"quantiles must lie in [0, 1], got {bad}")
     y = _clean(y)
     n = len(y)
     mean = float(y.mean())
@@ -106,6 +127,10 @@ def kde(y, grid=None, n_grid=256, bins_per_bandwidth=64):
     """
     from scipy.signal import fftconvolve
 
+    _check_count(n_grid, "n_grid", 2)
+    if not (isinstance(bins_per_bandwidth, (int, float, np.integer, np.floating))
+            and bins_per_bandwidth >= 1):
+        raise ValueError(f"bins_per_bandwidth must be a number >= 1, got {bins_per_bandwidth!r}")
     y = _clean(y)
     n = len(y)
     sd = y.std(ddof=1)
@@ -117,6 +142,10 @@ def kde(y, grid=None, n_grid=256, bins_per_bandwidth=64):
         pad = 0.1 * (y.max() - y.min())
         grid = np.linspace(y.min() - pad, y.max() + pad, n_grid)
     grid = np.asarray(grid, dtype=float)
+    if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all():
+        raise ValueError(f"grid must be a 1-D array of finite abscissae, got shape {grid.shape}"
+                         + (f" with {int((~np.isfinite(grid)).sum())} non-finite values"
+                            if grid.size else ""))
     lo = min(y.min(), grid.min()) - 6.0 * h
     hi = max(y.max(), grid.max()) + 6.0 * h
     delta = h / float(bins_per_bandwidth)
@@ -149,24 +178,29 @@ def compare(sample, truth, quantiles=(0.01, 0.5, 0.99)):
     """Distances between a sample (a surrogate's, say) and a reference sample.
 
     Returns KS statistic, Wasserstein-1 distance and relative errors of the mean, std and
-    quantiles, with the reference's own Monte Carlo standard errors of mean and std.
+    quantiles (None where the reference's value is 0: a relative error is then undefined),
+    with the reference's own Monte Carlo standard errors of mean and std.
     """
     a, b = _clean(sample, "sample"), _clean(truth, "truth")
     out = {"ks": ks_statistic(a, b), "wasserstein": wasserstein(a, b)}
     ma, mb = a.mean(), b.mean()
     sa, sb = a.std(ddof=1), b.std(ddof=1)
-    out["mean_rel_error"] = float((ma - mb) / abs(mb)) if mb else float(ma - mb)
-    out["std_rel_error"] = float((sa - sb) / sb) if sb else float(sa - sb)
+    out["mean_rel_error"] = float((ma - mb) / abs(mb)) if mb else None
+    out["std_rel_error"] = float((sa - sb) / sb) if sb else None
     out["truth_mean_se"] = float(sb / np.sqrt(len(b)))
     out["truth_std_se"] = float(sb * np.sqrt(max(stats.kurtosis(b) + 2.0, 0.0) / (4 * len(b))))
     for q in quantiles:
         qa, qb = np.quantile(a, q), np.quantile(b, q)
-        out[f"q{q}_rel_error"] = float((qa - qb) / abs(qb)) if qb else float(qa - qb)
+        out[f"q{q}_rel_error"] = float((qa - qb) / abs(qb)) if qb else None
     return out
 
 
 def exceedance_probability(y, threshold, level=0.95):
     """P(y > threshold) with a Clopper-Pearson interval: (p, (lo, hi))."""
+    _check_level(level)
+    if not (isinstance(threshold, (int, float, np.integer, np.floating))
+            and not np.isnan(threshold)):
+        raise ValueError(f"threshold must be a number, got {threshold!r}")
     y = _clean(y)
     k = int((y > threshold).sum())
     ci = stats.binomtest(k, len(y)).proportion_ci(confidence_level=level, method="exact")

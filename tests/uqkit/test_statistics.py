@@ -166,13 +166,17 @@ def test_compare_by_definition():
         assert out[f"q{q}_rel_error"] == pytest.approx((qa - qb) / abs(qb), rel=1e-12)
 
 
-def test_compare_with_a_zero_reference_gives_absolute_errors():
+def test_compare_with_a_zero_reference_has_no_relative_error():
+    """A relative error of a zero reference is undefined: None, not the absolute difference
+    under the relative error's name (an error of 3.0 read as 300%)."""
     a = np.array([1.0, 2.0, 3.0, 6.0])
     b = np.array([-1.0, 0.0, 0.0, 1.0])  # mean 0 and median 0: relative errors undefined
-    out = S.compare(a, b, quantiles=(0.5,))
-    assert out["mean_rel_error"] == a.mean() and out["q0.5_rel_error"] == 2.5
-    same = S.compare(b, np.zeros(4) + np.array([0, 0, 0, 1e-300]))  # std ~ 0: absolute too
-    assert np.isfinite(same["std_rel_error"])
+    out = S.compare(a, b, quantiles=(0.5, 1.0))
+    assert out["mean_rel_error"] is None and out["q0.5_rel_error"] is None
+    assert out["q1.0_rel_error"] == pytest.approx((6.0 - 1.0) / 1.0)
+    assert out["std_rel_error"] == pytest.approx((a.std(ddof=1) - b.std(ddof=1)) / b.std(ddof=1))
+    same = S.compare(b, np.array([0, 0, 0, 1e-300]))  # a std that underflows to 0
+    assert same["std_rel_error"] is None
     # a light-tailed reference (excess kurtosis -2): its std error floors at 0, not below
     assert S.compare(a, np.tile([0.0, 1.0], 50))["truth_std_se"] == 0.0
 
@@ -242,3 +246,35 @@ def test_kde_refuses_a_range_too_wide_for_its_bandwidth():
     with pytest.raises(ValueError, match=r"kde needs a sample that is not constant \(all 10 "
                                          r"values are 2.5\)"):
         S.kde(np.full(10, 2.5))
+
+
+def test_a_sample_of_several_columns_is_refused_not_pooled():
+    """describe(result.outputs) of a 2-output run must not pool the two outputs into one
+    sample (n doubled, a mean between the two)."""
+    y = np.column_stack([np.arange(10.0), 100 + np.arange(10.0)])
+    for call in (S.describe, S.ecdf, S.kde, lambda v: S.exceedance_probability(v, 1.0)):
+        with pytest.raises(ValueError, match=r"one sample \(1-D\), got shape \(10, 2\)"):
+            call(y)
+    # a single column in any orientation is one sample
+    assert S.describe(y[:, :1])["n"] == S.describe(y[:, 0][None, :])["n"] == 10
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda y: S.describe(y, level=0), "level must be a confidence level between 0 and 1, got 0"),
+    (lambda y: S.describe(y, level=2), "got 2"),
+    (lambda y: S.describe(y, n_boot=0), "n_boot must be an integer >= 2, got 0"),
+    (lambda y: S.describe(y, n_boot=-1), "got -1"),
+    (lambda y: S.describe(y, quantiles=(0.5, 1.5)), r"quantiles must lie in \[0, 1\], got \[1.5\]"),
+    (lambda y: S.kde(y, bins_per_bandwidth=0), "bins_per_bandwidth must be a number >= 1, got 0"),
+    (lambda y: S.kde(y, n_grid=0), "n_grid must be an integer >= 2, got 0"),
+    (lambda y: S.kde(y, grid=[0.0, np.nan, 1.0]), "1 non-finite values"),
+    (lambda y: S.kde(y, grid=[]), "1-D array of finite abscissae, got shape \\(0,\\)"),
+    (lambda y: S.exceedance_probability(y, float("nan")), "threshold must be a number, got nan"),
+    (lambda y: S.exceedance_probability(y, 0.0, level=1.0), "got 1.0"),
+])
+def test_bad_options_are_refused_by_name_never_a_nan_result(call, message):
+    """Each of these returned NaN (densities, standard errors) or a wrong probability (a NaN
+    threshold: P = 0) before."""
+    y = np.random.default_rng(0).normal(size=200)
+    with pytest.raises(ValueError, match=message):
+        call(y)

@@ -18,11 +18,17 @@ import numpy as np
 
 from .distributions import parse_distribution  # noqa: F401 - part of this module's API
 
-__all__ = ["COPULAS", "BOUND_TOLERANCE", "RandomInputs"]
+__all__ = ["COPULAS", "REFUSED_COPULAS", "BOUND_TOLERANCE", "RandomInputs"]
 
 #: Copula names accepted by :meth:`RandomInputs.with_copula`.
-COPULAS = {"nataf": chaospy.Nataf, "clayton": chaospy.Clayton, "gumbel": chaospy.Gumbel,
-           "joe": chaospy.Joe, "t": chaospy.TCopula}
+COPULAS = {"nataf": chaospy.Nataf, "clayton": chaospy.Clayton, "t": chaospy.TCopula}
+#: chaospy's copulas that uqkit refuses, and why.
+REFUSED_COPULAS = {
+    name: (f"the {name} copula is not available: chaospy's {name.capitalize()} copula draws "
+           "wrong marginals (its inverse does not converge: with normal marginals and theta = "
+           "1, independence, the second input's mean came out 1.02 instead of 0); use "
+           "clayton, nataf or t")
+    for name in ("gumbel", "joe")}
 #: Probability mass allowed outside user bounds.
 BOUND_TOLERANCE = 1e-9
 
@@ -71,22 +77,26 @@ class RandomInputs:
     from_spec = independent
 
     def with_copula(self, kind, parameter):
-        """The same marginals tied by a chaospy copula: ``nataf`` / ``t`` take a correlation
-        matrix, ``clayton``, ``gumbel`` and ``joe`` a scalar theta."""
-        cls = COPULAS.get(str(kind).lower())
+        """The same marginals tied by a chaospy copula: ``nataf`` (Gaussian) and ``t`` (5
+        degrees of freedom) take a correlation matrix (unit diagonal, symmetric positive
+        definite), ``clayton`` a scalar theta > 0 (Kendall's tau = theta / (theta + 2)).
+        chaospy's Gumbel and Joe copulas are refused: they draw wrong marginals."""
+        name = str(kind).lower()
+        if name in REFUSED_COPULAS:
+            raise ValueError(REFUSED_COPULAS[name])
+        cls = COPULAS.get(name)
         if cls is None:
             raise ValueError(f"unknown copula {kind!r}; known: {', '.join(sorted(COPULAS))}")
         if cls in (chaospy.Nataf, chaospy.TCopula):
-            R = np.asarray(parameter, dtype=float)
-            if R.shape != (self.dim, self.dim):
-                raise ValueError(f"the {kind} copula needs a {self.dim} x {self.dim} correlation "
-                                 f"matrix, got shape {R.shape}")
-            if not np.allclose(R, R.T) or np.any(np.linalg.eigvalsh(R) <= 0):
-                raise ValueError(f"the {kind} correlation matrix must be symmetric positive "
-                                 "definite")
-            joint = cls(self.joint, R) if cls is chaospy.Nataf else cls(self.joint, 5, R)
+            joint = cls(self.joint, _correlation(parameter, kind, self.dim)) \
+                if cls is chaospy.Nataf \
+                else cls(self.joint, 5, _correlation(parameter, kind, self.dim))
         else:
-            joint = cls(self.joint, float(parameter))
+            theta = float(parameter)
+            if not (np.isfinite(theta) and theta > 0):
+                raise ValueError(f"the {kind} copula needs theta > 0 (0 is independence, "
+                                 f"which needs no copula), got {parameter!r}")
+            joint = cls(self.joint, theta)
         return RandomInputs(self.names, joint, self.bounds, self.descriptions,
                             self._marginals)
 
@@ -165,3 +175,23 @@ class RandomInputs:
 def _short(dist):
     text = re.sub(r"\s+", "", str(dist))
     return re.sub(r"-?\d+\.\d{5,}", lambda m: f"{float(m.group()):.5g}", text)
+
+
+def _correlation(matrix, kind, dim):
+    """``matrix`` checked as a ``dim`` x ``dim`` correlation matrix for the ``kind`` copula:
+    finite, unit diagonal, symmetric positive definite (its entries then lie in (-1, 1))."""
+    R = np.asarray(matrix, dtype=float)
+    if R.shape != (dim, dim):
+        raise ValueError(f"the {kind} copula needs a {dim} x {dim} correlation matrix, got "
+                         f"shape {R.shape}")
+    if not np.isfinite(R).all():
+        raise ValueError(f"the {kind} correlation matrix holds non-finite entries: {R.tolist()}")
+    off = np.flatnonzero(np.abs(np.diag(R) - 1.0) > 1e-12)
+    if off.size:
+        i = int(off[0])
+        raise ValueError(f"the {kind} correlation matrix has {float(R[i, i])!r} at [{i}][{i}]: a "
+                         "correlation matrix has 1 on its diagonal (was a covariance matrix "
+                         "given?)")
+    if not np.allclose(R, R.T) or np.any(np.linalg.eigvalsh(R) <= 0):
+        raise ValueError(f"the {kind} correlation matrix must be symmetric positive definite")
+    return R

@@ -66,3 +66,44 @@ def test_bad_construction():
         RandomInputs(["a", "b", "c"], chaospy.J(chaospy.Normal(), chaospy.Normal()))
     with pytest.raises(ValueError, match="unique"):
         RandomInputs(["a", "a"], chaospy.J(chaospy.Normal(), chaospy.Normal()))
+
+
+def test_clayton_keeps_its_marginals_and_has_kendalls_tau_of_its_theta():
+    """Against the copula's own definition: uniform marginals stay uniform, and Kendall's
+    tau is theta / (theta + 2)."""
+    from scipy import stats
+
+    from uqkit.inputs.sampling import sample
+
+    base = RandomInputs.from_spec({"x": "uniform(0, 1)", "y": "uniform(0, 1)"})
+    v = sample(base.with_copula("clayton", 2.0), 4000, seed=0).values
+    assert min(stats.kstest(v[:, j], "uniform").pvalue for j in (0, 1)) > 0.01
+    assert stats.kendalltau(v[:, 0], v[:, 1])[0] == pytest.approx(0.5, abs=0.03)
+
+
+@pytest.mark.parametrize("kind", ["gumbel", "joe", "Gumbel"])
+def test_gumbel_and_joe_copulas_are_refused_with_the_reason(kind):
+    """chaospy's Gumbel and Joe copulas drew the second marginal wrong (a normal's mean 1.02
+    at theta = 1, independence; uniform marginals' KS p-value 1e-97): refused, not sampled."""
+    base = RandomInputs.from_spec({"x": "normal(0, 1)", "y": "normal(0, 1)"})
+    with pytest.raises(ValueError, match=rf"the {kind.lower()} copula is not available: "
+                                         "chaospy's .* draws wrong marginals.*use clayton"):
+        base.with_copula(kind, 2.0)
+
+
+@pytest.mark.parametrize("kind, parameter, message", [
+    ("nataf", [[2.0, 0.5], [0.5, 2.0]], r"has 2.0 at \[0\]\[0\]: a correlation matrix has 1 "
+                                         r"on its diagonal \(was a covariance matrix given\?\)"),
+    ("t", [[1.0, 0.5], [0.5, 3.0]], r"has 3.0 at \[1\]\[1\]"),
+    ("nataf", [[1.0, np.nan], [np.nan, 1.0]], "non-finite entries"),
+    ("nataf", [[1.0, 1.5], [1.5, 1.0]], "symmetric positive definite"),
+    ("clayton", -5.0, r"theta > 0 \(0 is independence, which needs no copula\), got -5.0"),
+    ("clayton", 0.0, "got 0.0"),
+    ("clayton", float("nan"), "got nan"),
+])
+def test_bad_copula_parameters_are_named(kind, parameter, message):
+    """A covariance matrix given for a correlation one ran before (its off-diagonal 0.5 taken
+    as a correlation), and chaospy answered a bad theta with a bare AssertionError."""
+    base = RandomInputs.from_spec({"x": "normal(0, 1)", "y": "normal(0, 1)"})
+    with pytest.raises(ValueError, match=message):
+        base.with_copula(kind, parameter)
