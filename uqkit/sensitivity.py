@@ -199,12 +199,12 @@ def _saltelli_with_ci(Y, d, n, bootstrap, level, rng):
                                      np.quantile(boots_t, q, axis=0))
 
 
-def _check_outputs(Y, rows):
+def _check_outputs(Y, rows, what="the model returned outputs"):
     Y = np.asarray(Y, dtype=float)
     if Y.ndim == 1:
         Y = Y[:, None]
     if Y.ndim != 2 or Y.shape[0] != rows:
-        raise ValueError(f"the model returned outputs of shape {Y.shape} for {rows} rows; "
+        raise ValueError(f"{what} of shape {Y.shape} for {rows} rows; "
                          f"expected ({rows},) or ({rows}, k)")
     return Y
 
@@ -340,16 +340,36 @@ def _default_order(d, m):
 
 
 def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
-    """Sobol' indices from a least-squares PCE fitted on runs ``Y`` (m, k) at the unit
-    hypercube points ``P`` (m, d) (any runs of the inputs' distribution will do).
+    """Sobol' indices from a least-squares PCE fitted on runs ``Y`` (m, k) at the points
+    ``P`` (m, d) of the unit hypercube: the runs' inputs mapped by the inputs' Rosenblatt
+    transform (their CDFs when independent; ``inputs.joint.fwd(X.T).T`` for physical inputs
+    X). Any runs of the inputs' distribution will do.
 
     Returns first, total (d, k), their intervals (2, d, k) and an info dict (order, terms,
     space, relative leave-one-out error per output).
+
+    Raises:
+        ValueError: P is not (m, d) points in [0, 1] (physical inputs, say), or Y is not
+            (m,) or (m, k) finite outputs (failed runs: drop their rows from P and Y).
     """
     import chaospy
 
+    P = np.asarray(P, dtype=float)
+    if P.ndim != 2 or P.shape[1] != inputs.dim:
+        raise ValueError(f"P must be (m, {inputs.dim}) points of the unit hypercube, one column "
+                         f"per input, got shape {P.shape}")
+    if not np.isfinite(P).all() or P.min() < 0 or P.max() > 1:
+        raise ValueError(f"P must lie in the unit hypercube [0, 1]^{inputs.dim} (the inputs' "
+                         f"CDF values), got values in [{float(np.nanmin(P))!r}, "
+                         f"{float(np.nanmax(P))!r}]"
+                         f"{' and non-finite ones' if not np.isfinite(P).all() else ''}: map "
+                         "physical inputs X with inputs.joint.fwd(X.T).T")
     m, d = P.shape
-    Y = _check_outputs(Y, m)
+    Y = _check_outputs(Y, m, "Y holds outputs")
+    bad = ~np.isfinite(Y).all(axis=1)
+    if bad.any():
+        raise ValueError(f"Y holds non-finite outputs in {int(bad.sum())} of {m} rows (first at "
+                         f"row {int(np.argmax(bad))}): drop failed runs' rows from P and Y")
     order = _default_order(d, m) if order is None else check_int(order, "order", 1, 20)
     germ, Z, space = _pce_germ(inputs, P)
     basis = chaospy.generate_expansion(order, germ, normed=True)

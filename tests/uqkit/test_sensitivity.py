@@ -458,13 +458,32 @@ def test_outputs_of_the_wrong_shape_are_refused():
     P = np.random.default_rng(0).random((16, 2))
     for Y, shape in ((np.zeros(15), r"\(15, 1\)"), (np.zeros((16, 2, 1)), r"\(16, 2, 1\)"),
                      (np.zeros((2, 16)), r"\(2, 16\)")):
-        with pytest.raises(ValueError, match=f"the model returned outputs of shape {shape} for "
+        with pytest.raises(ValueError, match=f"Y holds outputs of shape {shape} for "
                                              r"16 rows; expected \(16,\) or \(16, k\)"):
             pce_indices(P, Y, two_normals(), order=1)
     # a list of integers is read as floats
     first, total, *_ = pce_indices(P, [int(v) for v in (10 * P[:, 0]).round()], two_normals(),
                                    order=1)
     assert first.shape == (2, 1) and first[0, 0] > 0.9
+
+
+def test_pce_indices_refuse_points_outside_the_unit_hypercube_and_failed_runs():
+    """Physical inputs passed as P were clipped to [0, 1] without a word (Ishigami's first
+    indices 0.198 / 0.07 / 0.107 against 0.314 / 0.442 / 0); a NaN output gave NaN indices."""
+    rng = np.random.default_rng(0)
+    P = rng.random((64, 2))
+    Y = P[:, 0] + P[:, 1] ** 2
+    with pytest.raises(ValueError, match=r"P must lie in the unit hypercube \[0, 1\]\^2 .* "
+                                         r"got values in \[-3.0, .*inputs.joint.fwd"):
+        pce_indices(np.vstack([P[:-1], [-3.0, 0.5]]), Y, two_normals(), order=2)
+    with pytest.raises(ValueError, match="and non-finite ones"):
+        pce_indices(np.vstack([P[:-1], [np.nan, 0.5]]), Y, two_normals(), order=2)
+    with pytest.raises(ValueError, match=r"\(m, 2\) points .* got shape \(64, 3\)"):
+        pce_indices(rng.random((64, 3)), Y, two_normals(), order=2)
+    bad = Y.copy()
+    bad[[5, 9]] = np.nan
+    with pytest.raises(ValueError, match=r"non-finite outputs in 2 of 64 rows \(first at row 5\)"):
+        pce_indices(P, bad, two_normals(), order=2)
 
 
 def test_default_pce_order_is_the_largest_with_a_quarter_of_the_runs():

@@ -22,7 +22,9 @@ package (Foreman-Mackey et al. 2013), good for correlated single-mode posteriors
 unsuitable for separated modes: its walkers cannot cross between them, so the modes' weights
 come out as the walkers happened to start, not as their mass.
 
-A failed model run is a sample of zero likelihood: counted (``failed_runs``), never a crash.
+A failed model run is a sample of zero likelihood: counted (``failed_runs``), never a crash,
+and announced by a :class:`FailedRunsWarning` (a posterior that leaves out where the model
+fails is wrong if the measurements lie there).
 
 May import the rest of :mod:`uqkit`.
 """
@@ -36,7 +38,7 @@ from .likelihood import gaussian_log_likelihood
 from .posterior import Posterior
 from .tmcmc import tmcmc
 
-__all__ = ["METHODS", "NOISE", "calibrate"]
+__all__ = ["METHODS", "NOISE", "FailedRunsWarning", "calibrate"]
 
 #: The samplers of :func:`calibrate`.
 METHODS = ("tmcmc", "emcee")
@@ -102,6 +104,14 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
         else:
             u, extra, diagnostics = _emcee(evaluate, len(names), n_samples, rng, options)
             log_evidence = None
+        if evaluate.failed:
+            import warnings
+
+            warnings.warn(
+                f"{evaluate.failed} of {evaluate.runs} model runs failed and were given zero "
+                "likelihood: the posterior leaves out the inputs where the model fails, and "
+                "is wrong if the measurements lie there (see the posterior's failed_runs)",
+                FailedRunsWarning, stacklevel=2)
         x = evaluate.to_inputs(u)
         sigma = extra[:, -1:] if noise.sampled else noise.std[None, :]
         info = {"noise": noise.describe()}
@@ -113,6 +123,10 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
                          log_evidence, evaluate.runs, evaluate.failed, method,
                          time.perf_counter() - t0, diagnostics, info,
                          noise_std=np.broadcast_to(sigma, (len(u), Y.shape[1])))
+
+
+class FailedRunsWarning(UserWarning):
+    """Some model runs of a calibration failed: their samples were given zero likelihood."""
 
 
 def _check_options(options, allowed, method):
@@ -220,6 +234,14 @@ class _Evaluator:
                 self.variance_used = False
             else:
                 var = np.asarray(var, dtype=float).reshape(len(X), -1)
+                if var.shape != mean.shape:
+                    raise ValueError(f"the surrogate's predictive variance has shape "
+                                     f"{var.shape} for means of shape {mean.shape}: one "
+                                     "variance per row and output")
+                if (var < 0).any():
+                    raise ValueError(f"the surrogate's predictive variance is negative in "
+                                     f"{int((var < 0).any(axis=1).sum())} of {len(X)} rows "
+                                     f"(the least {float(var.min())!r})")
         else:
             from ..execution.propagation import propagate_batch
             from ..inputs.sampling import Samples

@@ -121,6 +121,11 @@ def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=3, target_cov=1.0, max_
         ...  bool(abs(res.log_evidence - exact) < 0.05)]
         [True, True, True]
     """
+    from ..validation import check_float, check_int
+
+    check_int(n, "n_samples", 2)
+    check_int(n_steps, "n_steps", 1)
+    check_float(target_cov, "target_cov", 0, np.inf)
     rng = np.random.default_rng(rng)
     u = rng.standard_normal((n, dim))
     ll, extra = log_likelihood(u)

@@ -109,7 +109,11 @@ def normalise_output(raw, n):
                              f"reasons); got a tuple of {len(raw)}")
         raw, status, *rest = raw
         reasons = rest[0] if rest else None
-    values = np.asarray(raw, dtype=float)
+    values = np.asarray(raw)
+    if np.iscomplexobj(values):  # float() would drop the imaginary part without a word
+        raise ValueError(f"the model returned complex outputs (dtype {values.dtype}): return "
+                         "real numbers, the real part or the magnitude as you mean it")
+    values = values.astype(float)
     if values.ndim == 1:
         values = values[:, None]
     if values.ndim != 2 or values.shape[0] != n:
@@ -309,19 +313,39 @@ def _global_names(code):
 
 def _function_data(f):
     """``(label, value)`` of what a function's result may depend on beside its bytecode: its
-    defaults, keyword-only defaults and closure cells, and, for the user's own code, the
-    module globals its code reads (by name; builtins aside)."""
+    defaults, and its keyword-only defaults, closure cells and (for the user's own code
+    without a source file) the module globals its code reads, where these are code or
+    settings (:func:`_is_setting`)."""
     out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
-    out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
+    held = [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
         try:
-            out.append((f"cell {name}", cell.cell_contents))
+            held.append((f"cell {name}", cell.cell_contents))
         except ValueError:  # an empty cell
             pass
     if _is_user_code(f.__module__) and not _has_source_file(f.__module__):
-        out += [(f"global {name}", f.__globals__[name])
-                for name in sorted(_global_names(f.__code__)) if name in f.__globals__]
-    return out
+        held += [(f"global {name}", f.__globals__[name])
+                 for name in sorted(_global_names(f.__code__)) if name in f.__globals__]
+    return out + [(label, v) for label, v in held
+                  if _is_code(v) or inspect.isclass(v) or _is_setting(v)]
+
+
+def _is_setting(value):
+    """Whether a value a function holds is a setting, part of the model's identity: a number,
+    a string, None, a NumPy array, a frozen dataclass, a module, or a tuple or frozenset of
+    these. A list, a dict or another object may be the model's own state (a call counter, a
+    cache), which changes as it runs: a store resumed later would refuse the same model."""
+    import dataclasses
+    import numbers
+    import types
+
+    if value is None or isinstance(value, (numbers.Number, str, bytes, np.ndarray, np.generic,
+                                           types.ModuleType)):
+        return True
+    if isinstance(value, (tuple, frozenset)):
+        return all(_is_setting(v) for v in value)
+    return (dataclasses.is_dataclass(value) and not isinstance(value, type)
+            and type(value).__dataclass_params__.frozen)
 
 
 def _has_source_file(module_name):
@@ -362,6 +386,12 @@ def _value_bytes(value):
         return f"code {getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}".encode()
     if isinstance(value, (set, frozenset)):
         value = (type(value).__name__, sorted(value, key=repr))
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return f"dataclass {type(value).__qualname__}".encode() + b"".join(
+            f.name.encode() + _value_bytes(getattr(value, f.name))
+            for f in dataclasses.fields(value))
     try:
         return pickle.dumps(value, protocol=4)
     except Exception:  # noqa: BLE001 - an open file, a lock: its type is all there is
@@ -383,8 +413,7 @@ def _bytecode(target):
             out += [label.encode(), _value_bytes(value)]
     if user and inspect.isclass(target) and not _has_source_file(target.__module__):
         for name, value in sorted(vars(target).items()):
-            if not (name.startswith("__") or _is_code(value) or inspect.isfunction(value)
-                    or isinstance(value, (staticmethod, classmethod, property))):
+            if not name.startswith("__") and _is_setting(value):
                 out += [f"attribute {name}".encode(), _value_bytes(value)]
     return b"".join(out)
 
@@ -398,13 +427,14 @@ def fingerprint(obj):
     * the bytecode of every function and class that decides what it computes
       (:func:`_code_objects`: a function in a notebook, a lambda or a closure has no other
       identity, since a plain pickle holds functions and classes by name only), with the
-      values those functions hold: defaults, keyword-only defaults and closure cells (a
-      closure made with another constant is another model);
+      values those functions hold: defaults, and the keyword-only defaults and closure cells
+      that are settings (:func:`_is_setting`: a closure made with another constant is
+      another model; a list or dict it holds may be its state and is left out);
     * the source of the modules that define them (a changed function body, class attribute
       or module constant changes it; for a model defined in a script, any edit of the
-      script); where a module has no source file (a notebook, ``python -c``), the values of
-      the module globals its functions name and of its classes' attributes instead, so that
-      a notebook's model after a global it reads changed is another model;
+      script); where a module has no source file (a notebook, ``python -c``), the module
+      globals its functions name (code and settings) and its classes' attributes instead, so
+      that a notebook's model after a constant it reads changed is another model;
     * the versions of the installed packages that provide those modules.
 
     ``strong`` is False when no Python bytecode decides the result (a callable written in C,

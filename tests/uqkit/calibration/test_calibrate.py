@@ -168,7 +168,11 @@ def test_failed_runs_are_zero_likelihood_samples_counted_not_crashes():
         out[X[:, 0] > 1.6] = np.nan  # the model fails there
         return out
 
-    post = calibrate(model, _prior(), Y, NOISE, n_samples=1000, seed=8, executor="serial")
+    from uqkit.calibration import FailedRunsWarning
+
+    with pytest.warns(FailedRunsWarning, match=r"^\d+ of \d+ model runs failed and were given "
+                                              "zero likelihood: the posterior leaves out"):
+        post = calibrate(model, _prior(), Y, NOISE, n_samples=1000, seed=8, executor="serial")
     assert post.failed_runs > 0 and (post.samples[:, 0] <= 1.6).all()
     assert "failed" in post.summary()
 

@@ -198,3 +198,41 @@ def test_the_samplers_options_reach_it():
     assert len(fine.diagnostics["stages"]) > len(run().diagnostics["stages"])
     assert all(s["weights_cov"] == pytest.approx(0.3, rel=1e-6)
                for s in fine.diagnostics["stages"][:-1])
+
+
+class BadVariance(WithVariance):
+    """A surrogate whose predictive variance has the wrong shape, or a negative entry."""
+
+    def predict_with_variance(self, X):
+        return linear(X), self.var(len(X))
+
+
+@pytest.mark.parametrize("var, message", [
+    (lambda n: np.full((n, 1), 0.04), r"variance has shape \(\d+, 1\) for means of shape "
+                                      r"\(\d+, 3\): one variance per row and output"),
+    (lambda n: np.full((n, 3), -0.01), r"variance is negative in \d+ of \d+ rows \(the least "
+                                       r"-0.01\)"),
+])
+def test_a_surrogate_variance_that_does_not_fit_its_means_is_refused(var, message):
+    """A (n, 1) variance for 3 outputs was broadcast into every output's likelihood."""
+    with pytest.raises(ValueError, match=message):
+        run(BadVariance(var))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_samples": 1}, "n_samples must be an integer >= 2, got n_samples=1"),
+    ({"n_steps": 0}, "n_steps must be an integer >= 1, got n_steps=0"),
+    ({"target_cov": -1.0}, r"target_cov must be a finite number in \(0, inf\), got target_cov=-1.0"),
+])
+def test_tmcmc_settings_are_checked_before_any_run(options, message):
+    """n_samples = 1 ended in a LinAlgError, n_steps = 0 in a ZeroDivisionError, and a
+    negative target_cov ran 200 stages before failing."""
+    calls = []
+
+    def counted(X):
+        calls.append(len(X))
+        return linear(X)
+
+    with pytest.raises(ValueError, match=message):
+        run(counted, **options)
+    assert calls == []

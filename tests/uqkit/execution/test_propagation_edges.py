@@ -58,3 +58,19 @@ def test_failed_rows_are_nan_and_reasons_must_align():
     assert out.reasons.tolist() == ["ok", "model status 1", "ok"]
     with pytest.raises(ValueError, match=r"reasons of shape \(1,\); expected \(3,\)"):
         normalise_output((np.ones((3, 2)), np.array([0, 1, 0]), ["bad"]), 3)
+
+
+def complex_model(X):
+    return X[:, 0] + 1j
+
+
+def test_complex_outputs_fail_their_rows_instead_of_losing_the_imaginary_part():
+    """np.asarray(..., dtype=float) kept the real part with only a ComplexWarning: every row
+    then passed as a result."""
+    with pytest.raises(ValueError, match=r"complex outputs \(dtype complex128\)"):
+        normalise_output(np.ones(3) + 1j, 3)
+    from uqkit.execution.propagation import PropagationError
+
+    with pytest.raises(PropagationError, match="the same error.*complex outputs"):
+        propagate(complex_model, np.arange(6.0)[:, None], executor="serial", progress=False)
+    assert normalise_output(np.ones(3, dtype=np.float32), 3).values.dtype == np.float64

@@ -118,6 +118,41 @@ def test_a_closure_made_with_another_constant_is_another_model(tmp_path):
                   progress=False)
 
 
+def _counting(E, calls):
+    def model(X):
+        calls.append(len(X))
+        return X * E
+    return model
+
+
+def test_state_a_closure_holds_is_not_its_identity_but_its_settings_are():
+    """A list, a dict or an object a closure holds may be the model's own state (a call
+    counter, a cache) that changes as it runs: a store resumed later must accept the same
+    model. Numbers, strings, arrays, tuples and frozen dataclasses are its settings."""
+    from dataclasses import dataclass
+
+    calls = []
+    model = _counting(210.0, calls)
+    before = describe_model(model)
+    model(np.ones((3, 1)))
+    assert calls == [3] and describe_model(model) == before
+    assert describe_model(_counting(200.0, calls)) != before
+
+    @dataclass(frozen=True)
+    class Material:
+        E: float
+
+    def factory(material, table):
+        def f(X):
+            return X * material.E * table[0]
+        return f
+
+    one = describe_model(factory(Material(210.0), np.array([1.0, 2.0])))
+    assert describe_model(factory(Material(200.0), np.array([1.0, 2.0]))) != one
+    assert describe_model(factory(Material(210.0), np.array([3.0, 2.0]))) != one
+    assert describe_model(factory(Material(210.0), np.array([1.0, 2.0]))) == one
+
+
 def test_a_model_without_a_source_file_is_identified_by_the_globals_it_reads():
     """A notebook's (or ``python -c``'s) model has no source file to hash: the module globals
     its code names, helpers and classes included, are part of its identity instead; a
