@@ -6,7 +6,7 @@ pyproject.toml), so that :mod:`uqkit` never imports the studies.
 import sys
 
 from uqkit.cli import Parser, UsageError
-from uqkit.execution.store import StoreBusyError, StoreMismatchError
+from uqkit.execution.store import StoreBusyError, StoreCorruptError, StoreMismatchError
 
 from .common import StudyError, StudyInputError
 
@@ -186,7 +186,7 @@ def _run_study(name, module, cls, args, fe_first=False, **settings):
         warm_fe_pool(study)
     try:
         mod.run(study)
-    except (StoreMismatchError, StoreBusyError, StudyInputError) as exc:
+    except (StoreMismatchError, StoreBusyError, StoreCorruptError, StudyInputError) as exc:
         raise UsageError(f"uqkit study {name}: {exc}") from None
     except StudyError as exc:
         print(f"uqkit study {name}: {exc}", file=sys.stderr)

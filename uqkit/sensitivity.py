@@ -126,7 +126,10 @@ def _nan_to_none(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _check_common(n, seed, bootstrap, level):
+def _check_common(n, seed, bootstrap, level, inputs):
+    from .inputs.random_inputs import check_inputs
+
+    check_inputs(inputs)
     n = check_int(n, "n", 2)
     check_seed(seed)
     bootstrap = check_int(bootstrap, "bootstrap", 0)
@@ -241,7 +244,7 @@ def sobol_indices(model, inputs, n=2 ** 12, seed=0, bootstrap=200, level=0.95,
         (array([0.2, 0.8]), array([0.2, 0.8]), 4096)
     """
     t0 = time.perf_counter()
-    n, bootstrap, level = _check_common(n, seed, bootstrap, level)
+    n, bootstrap, level = _check_common(n, seed, bootstrap, level, inputs)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
     d = inputs.dim
@@ -465,7 +468,7 @@ def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws
         ``first_band``, ``total_band`` (2, d[, k]).
     """
     t0 = time.perf_counter()
-    n, bootstrap, level = _check_common(n, seed, bootstrap, level)
+    n, bootstrap, level = _check_common(n, seed, bootstrap, level, inputs)
     function_draws = check_int(function_draws, "function_draws", 0)
     band = check_float(band, "band", 0.0, 1.0)
     d = inputs.dim

@@ -269,6 +269,10 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
             environment or a bug: nothing of it is stored).
         PropagationInterrupted: Ctrl-C; every finished chunk was saved first.
     """
+    if workers is not None:
+        from ..validation import check_int
+
+        check_int(workers, "workers", 1)
     # a Ctrl-C whose KeyboardInterrupt Python drops (raised in code the garbage collector
     # runs) still stops the run
     with interrupt_guard():

@@ -19,11 +19,13 @@ import os
 import socket
 import tempfile
 import time
+import zipfile
 from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["FORMAT", "VERSION", "StoreMismatchError", "StoreBusyError", "directory_lock",
+__all__ = ["FORMAT", "VERSION", "StoreMismatchError", "StoreBusyError", "StoreCorruptError",
+           "directory_lock",
            "describe_differences", "FINGERPRINT_HINT", "atomic_write", "StudyStore",
            "load_dataset"]
 
@@ -39,6 +41,31 @@ class StoreMismatchError(ValueError):
 
 class StoreBusyError(ValueError):
     """Another process is using the directory."""
+
+
+class StoreCorruptError(ValueError):
+    """A file of the store cannot be read (chunks are written atomically, so this is damage
+    from outside: a full disk at copy time, a hand edit)."""
+
+
+def _read_manifest(path):
+    """The manifest's JSON, or a :class:`StoreCorruptError` naming the file."""
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreCorruptError(f"{path} is not readable JSON ({exc}): the store's manifest is "
+                                "damaged; restore it or use a new directory") from None
+
+
+def _read_chunk(path):
+    """A chunk's arrays as a dict, or a :class:`StoreCorruptError` naming the file."""
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise StoreCorruptError(f"{path} is unreadable ({type(exc).__name__}: {exc}): delete "
+                                "it, and a rerun computes its runs again") from None
 
 
 @contextmanager
@@ -158,6 +185,11 @@ class StudyStore:
 
     def __init__(self, directory, settings, metadata=None):
         self.directory = os.fspath(directory)
+        if not self.directory:
+            raise StoreMismatchError("a store needs a directory; got an empty path")
+        if os.path.exists(self.directory) and not os.path.isdir(self.directory):
+            raise StoreMismatchError(f"the store {self.directory!r} is a file, not a directory: "
+                                     "give a new or a store's directory")
         self.settings = _canonical(settings)
         self.metadata = _canonical(metadata or {})
         self.chunk_dir = os.path.join(self.directory, "chunks")
@@ -175,8 +207,7 @@ class StudyStore:
         manifest = os.path.join(os.fspath(directory), "manifest.json")
         if not os.path.exists(manifest):
             return None
-        with open(manifest) as fh:
-            body = json.load(fh)
+        body = _read_manifest(manifest)
         if not isinstance(body, dict) or body.get("format") != FORMAT or \
                 body.get("version") != VERSION:
             return None  # opening the store says what is wrong with it
@@ -197,8 +228,7 @@ class StudyStore:
     def _open(self):
         manifest = os.path.join(self.directory, "manifest.json")
         if os.path.exists(manifest):
-            with open(manifest) as fh:
-                old = json.load(fh)
+            old = _read_manifest(manifest)
             if not isinstance(old, dict) or old.get("format") != FORMAT:
                 raise StoreMismatchError(f"{manifest} is not a uqkit store")
             if old.get("version") != VERSION:
@@ -234,8 +264,7 @@ class StudyStore:
         path = self.chunk_path(index)
         if not os.path.exists(path):
             return None
-        with np.load(path) as data:
-            return {k: data[k] for k in data.files}
+        return _read_chunk(path)
 
     def save(self, index, start, inputs, outputs, status, reasons, seconds=0.0):
         """Write one finished chunk atomically (``seconds``: wall time of its evaluation)."""
@@ -253,16 +282,15 @@ def load_dataset(directory):
     Raises:
         ValueError: chunks with successful rows disagree on the number of outputs.
     """
-    with open(os.path.join(os.fspath(directory), "manifest.json")) as fh:
-        metadata = json.load(fh).get("metadata", {})
+    metadata = _read_manifest(os.path.join(os.fspath(directory), "manifest.json")).get(
+        "metadata", {})
     names = {"input_names": tuple(metadata.get("input_names", ())),
              "output_names": tuple(metadata.get("output_names", ()))}
     chunk_dir = os.path.join(os.fspath(directory), "chunks")
     parts = []
     for name in sorted(os.listdir(chunk_dir)):
         if name.startswith("chunk-") and name.endswith(".npz"):
-            with np.load(os.path.join(chunk_dir, name)) as d:
-                parts.append({k: d[k] for k in d.files})
+            parts.append(_read_chunk(os.path.join(chunk_dir, name)))
     if not parts:
         return {"inputs": np.empty((0, 0)), "outputs": np.empty((0, 0)),
                 "status": np.empty(0, np.int64), "reasons": np.empty(0, str),

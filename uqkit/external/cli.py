@@ -54,6 +54,8 @@ def run(args):
 def _run(args):
     from .config import ConfigError, load_config
 
+    if not args.out.strip():
+        raise UsageError("uqkit run: --out must name a directory, got an empty string")
     try:
         config = load_config(args.config)
     except ConfigError as exc:

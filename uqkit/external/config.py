@@ -101,6 +101,13 @@ def load_config(path):
             raw = tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a study file (a .toml file)") from None
+    except PermissionError:
+        raise ConfigError(f"{path}: not readable (permission denied)") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a text file in UTF-8 ({exc.reason} at byte "
+                          f"{exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     where = str(path)

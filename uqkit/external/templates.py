@@ -123,10 +123,12 @@ class DeckTemplate:
             return None
         try:
             tree = env.parse(text, name=rel)
+            env.compile(text, name=rel)  # what parsing does not check: filters, tests exist
         except jinja2.TemplateSyntaxError as exc:
-            raise TemplateError(f"{rel}, line {exc.lineno}: {exc.message} (a deck whose own "
-                                "syntax uses '{{', '{%' or '{#' can change the delimiters or "
-                                "use {% raw %})") from None
+            hint = "" if isinstance(exc, jinja2.TemplateAssertionError) else (
+                " (a deck whose own syntax uses '{{', '{%' or '{#' can change the delimiters "
+                "or use {% raw %})")
+            raise TemplateError(f"{rel}, line {exc.lineno}: {exc.message}{hint}") from None
         undeclared = meta.find_undeclared_variables(tree)
         if not undeclared and self.render is None and not self.path.is_file():
             if env.from_string(text).render() == text:
@@ -193,7 +195,13 @@ class DeckTemplate:
                 (run_dir / parent).mkdir(parents=True, exist_ok=True)
                 made.add(parent)
         for rel, template in self._templates().items():
-            (run_dir / rel).write_text(template.render(variables))
+            try:
+                text = template.render(variables)
+            except Exception as exc:  # noqa: BLE001 - the deck's own expression failed
+                raise TemplateError(f"{rel}: rendering failed: {type(exc).__name__}: {exc} "
+                                    f"(with the run's variables "
+                                    f"{ {k: variables[k] for k in sorted(variables)} })") from None
+            (run_dir / rel).write_text(text)
         for rel in self.statics:
             if self.static == "link":
                 os.symlink(root / rel, run_dir / rel)

@@ -141,6 +141,12 @@ def _lognormal(mean=None, std=None, mu=None, sigma=None):
         sigma = math.sqrt(math.log1p((std / mean) ** 2))
         mu = math.log(mean) - 0.5 * sigma ** 2
     _positive("lognormal", sigma=sigma)
+    # its mean exp(mu + sigma^2 / 2) and its upper quantiles must be doubles
+    if not mu + 0.5 * sigma ** 2 + 10 * sigma < math.log(np.finfo(float).max):
+        raise ValueError(f"lognormal: mu={mu!r}, sigma={sigma!r} put the variable beyond the "
+                         "largest double (exp(mu + 10 sigma) overflows): mu and sigma are of "
+                         "its logarithm; for the variable's own mean and std give mean= and "
+                         "std=")
     return chaospy.LogNormal(mu, sigma)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .distributions import parse_distribution  # noqa: F401 - part of this module's API
 
-__all__ = ["COPULAS", "REFUSED_COPULAS", "BOUND_TOLERANCE", "RandomInputs"]
+__all__ = ["COPULAS", "REFUSED_COPULAS", "BOUND_TOLERANCE", "RandomInputs", "check_inputs"]
 
 #: Copula names accepted by :meth:`RandomInputs.with_copula`.
 COPULAS = {"nataf": chaospy.Nataf, "clayton": chaospy.Clayton, "t": chaospy.TCopula}
@@ -115,6 +115,14 @@ class RandomInputs:
 
     def _check_bound(self, name, bound):
         lo, hi = bound
+        for end in (lo, hi):
+            if end is not None and not (isinstance(end, (int, float, np.integer, np.floating))
+                                        and not np.isnan(end)):
+                raise ValueError(f"input {name!r}: bounds must be numbers or None, got "
+                                 f"{tuple(bound)}")
+        if lo is not None and hi is not None and not lo < hi:
+            raise ValueError(f"input {name!r}: its bounds {tuple(bound)} must be (lower, upper) "
+                             "with lower < upper")
         dist = self.marginal(name)
         outside = 0.0
         if lo is not None:
@@ -195,3 +203,14 @@ def _correlation(matrix, kind, dim):
     if not np.allclose(R, R.T) or np.any(np.linalg.eigvalsh(R) <= 0):
         raise ValueError(f"the {kind} correlation matrix must be symmetric positive definite")
     return R
+
+
+def check_inputs(inputs, name="inputs"):
+    """``inputs`` if it is a :class:`RandomInputs`; else a ValueError naming what it is (a
+    dict of specs: :meth:`RandomInputs.from_spec` makes one of it)."""
+    if not isinstance(inputs, RandomInputs):
+        hint = (" (RandomInputs.from_spec(...) makes one of a dict of distribution specs)"
+                if isinstance(inputs, dict) else "")
+        raise ValueError(f"{name} must be a uqkit.inputs.RandomInputs, got "
+                         f"{type(inputs).__name__}{hint}")
+    return inputs

@@ -115,6 +115,9 @@ def sample(inputs, n, rule="random", seed=None):
     Returns:
         :class:`Samples` of shape (n, d).
     """
+    from .random_inputs import check_inputs
+
+    check_inputs(inputs)
     n = check_count(n)
     values = inverse_rosenblatt(inputs, unit_sample(inputs.dim, n, rule, _seed(seed)))
     inputs.check_samples(values)

@@ -71,7 +71,10 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
         >>> r.ci[0] < 1.3499e-3 < r.ci[1], r.model_runs       # exact Phi(-3) = 1.3499e-3
         (True, 200000)
     """
+    from ..inputs.random_inputs import check_inputs
+
     t0 = time.perf_counter()
+    check_inputs(inputs)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; use one of {tuple(METHODS)}")
     check_seed(seed)

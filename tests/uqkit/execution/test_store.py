@@ -205,3 +205,37 @@ def test_a_chunk_holds_the_documented_types_whatever_it_was_given(tmp_path):
     with np.load(tmp_path / "chunks" / "chunk-000000.npz", allow_pickle=False) as raw:
         assert sorted(raw.files) == ["inputs", "outputs", "reasons", "seconds", "start",
                                      "status"]
+
+
+def test_a_damaged_chunk_or_manifest_is_named_with_what_to_do(tmp_path):
+    """A truncated chunk ended in zipfile.BadZipFile (an empty one in EOFError), a broken
+    manifest in a JSON error that named no file."""
+    from uqkit.execution.store import StoreCorruptError
+
+    with StudyStore(tmp_path / "s", {"a": 1}) as st:
+        st.save(0, 0, [[0.0]], [[1.0]], [0], ["ok"])
+        st.save(1, 1, [[1.0]], [[2.0]], [0], ["ok"])
+        path = st.chunk_path(1)
+    body = open(path, "rb").read()
+    for damaged in (body[: len(body) // 2], b""):
+        with open(path, "wb") as fh:
+            fh.write(damaged)
+        with pytest.raises(StoreCorruptError, match=r"chunk-000001.npz is unreadable \(.*\): "
+                                                    "delete it, and a rerun computes its runs"):
+            load_dataset(tmp_path / "s")
+        with StudyStore(tmp_path / "s", {"a": 1}) as st, pytest.raises(StoreCorruptError):
+            st.load(1)
+    os.remove(path)
+    assert load_dataset(tmp_path / "s")["outputs"].tolist() == [[1.0]]
+    (tmp_path / "s" / "manifest.json").write_text("{bad")
+    with pytest.raises(StoreCorruptError, match=r"manifest.json is not readable JSON .*: the "
+                                                "store's manifest is damaged"):
+        StudyStore(tmp_path / "s", {"a": 1})
+
+
+def test_a_store_path_that_is_a_file_or_empty_is_refused(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(StoreMismatchError, match=r"the store '.*f' is a file, not a directory"):
+        StudyStore(tmp_path / "f", {"a": 1})
+    with pytest.raises(StoreMismatchError, match="needs a directory; got an empty path"):
+        StudyStore("", {"a": 1})

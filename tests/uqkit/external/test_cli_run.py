@@ -121,6 +121,24 @@ def test_invalid_toml_is_refused(tmp_path, capsys):
     assert "not valid TOML" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("make, out, message", [
+    (lambda p: p.mkdir(), "out", r"is a directory, not a study file \(a .toml file\)"),
+    (lambda p: p.write_bytes(b"[inputs]\nx = \xff\n"), "out", r"not a text file in UTF-8 "
+                                                                  r"\(invalid start byte at byte 13\)"),
+    (lambda p: p.write_text("[inputs]\n"), "", "--out must name a directory, got an empty "
+                                                "string"),
+])
+def test_an_unreadable_study_file_or_an_empty_out_is_one_line(tmp_path, capsys, make, out,
+                                                               message):
+    """A directory given as the study file ended in IsADirectoryError's traceback, a file in
+    another encoding named no file, and --out "" wrote into the current directory."""
+    config = tmp_path / "study.toml"
+    make(config)
+    assert main(["run", str(config), "--out", out and str(tmp_path / out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and __import__("re").search(message, err), err
+
+
 def test_an_output_directory_of_other_samples_is_refused_in_one_line(tmp_path, capsys):
     config = _study(tmp_path)
     out = str(tmp_path / "out")

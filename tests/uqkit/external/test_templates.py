@@ -148,13 +148,28 @@ def test_static_files_are_copied_or_linked_into_nested_directories(tmp_path, sta
 
 def test_rendering_is_strict_even_without_check(tmp_path):
     """A variable missing at render time raises; it never renders as an empty string."""
-    import jinja2
-
     (tmp_path / "deck.inp").write_text("E = {{ E }}\n")
     run = tmp_path / "run"
     run.mkdir()
-    with pytest.raises(jinja2.UndefinedError, match="'E' is undefined"):
+    with pytest.raises(TemplateError, match="deck.inp: rendering failed: UndefinedError: 'E' "
+                                            "is undefined"):
         DeckTemplate(tmp_path / "deck.inp").render_into(run, {})
+
+
+def test_an_unknown_filter_is_refused_before_any_run_and_a_failing_expression_names_its_file(
+        tmp_path):
+    """An unknown filter passes parsing and failed only at the first run, with a Jinja
+    traceback; an expression that raises (a division by zero) ended the study the same way."""
+    (tmp_path / "deck.inp").write_text("ok\nE = {{ E | nosuchfilter }}\n")
+    with pytest.raises(TemplateError, match=r"^deck.inp, line 2: No filter named "
+                                            r"'nosuchfilter'.$"):
+        DeckTemplate(tmp_path)
+    (tmp_path / "deck.inp").write_text("E = {{ E / 0 }}\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    with pytest.raises(TemplateError, match=r"deck.inp: rendering failed: ZeroDivisionError: "
+                                            r".* \(with the run's variables \{'E': 2.0\}\)"):
+        DeckTemplate(tmp_path).render_into(run, {"E": 2.0})
 
 
 def test_a_binary_file_that_a_render_pattern_names_is_refused(tmp_path):

@@ -210,3 +210,11 @@ def test_a_truncnormal_window_within_reach_samples_as_scipys():
     np.testing.assert_allclose(d.inv(q), stats.truncnorm(5, 7, 10, 2).ppf(q), atol=2e-6)
     one_sided = parse_distribution("truncnormal(mu=0, sigma=1, lower=-1)")
     assert float(one_sided.inv(0.5)) == pytest.approx(stats.truncnorm(-1, np.inf).ppf(0.5))
+
+
+def test_a_lognormal_beyond_the_largest_double_is_refused():
+    """lognormal(mu=1000, sigma=1) ended in chaospy's OverflowError: mu is of the logarithm."""
+    with pytest.raises(ValueError, match=r"lognormal: mu=1000.0, sigma=1.0 put the variable "
+                                         r"beyond the largest double.*give mean= and std="):
+        parse_distribution("lognormal(mu=1000, sigma=1)")
+    assert parse_distribution("lognormal(mu=600, sigma=1)") is not None

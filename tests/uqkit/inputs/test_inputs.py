@@ -107,3 +107,14 @@ def test_bad_copula_parameters_are_named(kind, parameter, message):
     base = RandomInputs.from_spec({"x": "normal(0, 1)", "y": "normal(0, 1)"})
     with pytest.raises(ValueError, match=message):
         base.with_copula(kind, parameter)
+
+
+@pytest.mark.parametrize("bound, message", [
+    ((1.0, 0.0), r"bounds \(1.0, 0.0\) must be \(lower, upper\) with lower < upper"),
+    ((float("nan"), 1.0), r"bounds must be numbers or None, got \(nan, 1.0\)"),
+])
+def test_bounds_in_the_wrong_order_or_nan_are_named(bound, message):
+    """Reversed bounds were reported as 'probability 2 outside the physical bounds'; a NaN
+    bound reached chaospy's bare AssertionError."""
+    with pytest.raises(ValueError, match=message):
+        RandomInputs.from_spec({"x": "uniform(0, 1)"}, bounds={"x": bound})

@@ -48,3 +48,17 @@ def test_samples_container():
     assert s["b"].tolist() == [1.0, 3.0, 5.0]
     with pytest.raises(ValueError, match=r"shape \(n, 3\)"):
         Samples(np.zeros((3, 2)), ("a", "b", "c"))
+
+
+def test_a_dict_of_specs_is_refused_naming_from_spec():
+    """sample({...}, n) and the analyses ended in AttributeError: 'dict' object has no
+    attribute 'dim'."""
+    from uqkit.reliability import failure_probability
+    from uqkit.sensitivity import sobol_indices
+
+    spec = {"x": "normal(0, 1)"}
+    for call in (lambda: sample(spec, 5), lambda: failure_probability(lambda X: X, spec),
+                 lambda: sobol_indices(lambda X: X, spec, n=8, bootstrap=0)):
+        with pytest.raises(ValueError, match=r"inputs must be a uqkit.inputs.RandomInputs, got "
+                                             r"dict \(RandomInputs.from_spec\(...\) makes one"):
+            call()
