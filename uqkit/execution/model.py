@@ -16,7 +16,11 @@ study store to refuse mixing results of different models), and for models that r
 * ``cores_per_run``: cores one row's evaluation occupies (a multi-threaded solver); a local
   pool then starts ``cores // cores_per_run`` workers by default;
 * ``chunk_size``: rows per task of a new store (small for slow models, so that a killed run
-  loses little).
+  loses little);
+* ``rows_saved(context)``: called in the propagating process once the rows of ``context``
+  are saved in the store ``context.store``, for a model that keeps each run's answer until
+  then (:class:`uqkit.external.ExternalModel`, so that a study stopped mid-chunk does not
+  make its finished runs again).
 """
 import functools
 import hashlib

@@ -555,6 +555,12 @@ class _Run:
                 out = self.parts[j]
                 self.st.save(j, self.starts[j], self.X[self.rows(j)], out.values, out.status,
                              out.reasons, out.seconds)
+                # a model that keeps per-run answers until they are stored may drop them now
+                saved = getattr(self.model, "rows_saved", None)
+                if saved is not None:
+                    saved(RunContext(np.arange(self.starts[j], self.starts[j]
+                                               + len(self.X[self.rows(j)])),
+                                     os.path.abspath(self.store)))
         self.held = []
 
 

@@ -220,8 +220,14 @@ def _failure(section, output_names, where):
                           f"{', '.join(output_names)})")
     limits = [k for k in ("below", "above") if k in settings]
     if len(limits) != 1:
+        from ..reliability.api import METHODS, method_options
+
+        options = set(FAILURE_KEYS) | set(method_options(settings["method"])) \
+            if settings["method"] in METHODS else set(FAILURE_KEYS)
+        unknown = sorted(set(settings) - options)
         raise ConfigError(f"{where}: give exactly one of below or above (failure when the "
-                          f"output is below or above it), got {limits or 'none'}")
+                          f"output is below or above it), got {limits or 'none'}"
+                          + (f"; unknown key(s) {unknown}" if unknown else ""))
     limit = settings[limits[0]]
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or \
             not math.isfinite(limit):

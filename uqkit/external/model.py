@@ -23,6 +23,14 @@ rerun retries.
 A setup that cannot work is refused before any run: a command that is not found, a
 placeholder that names no input, an input that no template uses, a bad output spec.
 
+In a study store, each successful run's answer is also written to ``runs/.finished/`` (its
+inputs and outputs, one small JSON file, atomically) until the store has saved its chunk
+(:meth:`ExternalModel.rows_saved`, called by :func:`uqkit.propagate`): the store saves
+whole chunks of runs, so a study stopped mid-chunk (Ctrl-C, SIGKILL, a lost node) would
+otherwise make the chunk's finished runs again. A run whose file holds the very same inputs
+is taken from it instead of being run; a failed run is always made again. The store's
+manifest has checked the model's identity before any of this is read.
+
 May import :mod:`uqkit.execution.model`, :mod:`uqkit.execution.executors` and the other
 modules of this package.
 """
@@ -40,7 +48,7 @@ from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
 
 __all__ = ["FAILED_EXIT", "FAILED_TIMEOUT", "FAILED_OUTPUT", "KEEP", "RUN_DIGITS", "RUN_INDEX",
-           "SOURCE_MODULES", "run_name", "ExternalModel"]
+           "FINISHED", "SOURCE_MODULES", "run_name", "ExternalModel"]
 
 #: Status of a run whose program exited with a non-zero code or was killed by a signal.
 FAILED_EXIT = 1
@@ -54,6 +62,9 @@ KEEP = ("none", "failed", "all")
 RUN_DIGITS = 6
 #: The template variable that holds the run's row index.
 RUN_INDEX = "run_index"
+#: The folder of a store's run directories that keeps each successful run's answer until
+#: the call that made it returns (see the module docstring).
+FINISHED = ".finished"
 #: The modules whose source decides what an external model computes.
 SOURCE_MODULES = ("uqkit.external.model", "uqkit.external.outputs",
                   "uqkit.external.templates", "uqkit.external.process")
@@ -196,17 +207,41 @@ class ExternalModel:
         if context is None:
             context = RunContext(np.arange(len(X)))
         base, temporary = self._base_dir(context.store)
+        # answers kept across a stop only inside a store, whose manifest checked the model
+        finished = base / FINISHED if context.store is not None and self.workdir is None \
+            else None
         env = self._environment()
         values = np.full((len(X), len(self.output_names)), np.nan)
         status = np.zeros(len(X), dtype=np.int64)
         reasons = np.full(len(X), "ok", dtype=object)
         try:
             for i, (x, row) in enumerate(zip(X, context.rows)):
-                values[i], status[i], reasons[i] = self._run_one(x, int(row), base, env)
+                kept = _recall(finished, int(row), x, len(self.output_names))
+                if kept is None:
+                    values[i], status[i], reasons[i] = self._run_one(x, int(row), base, env)
+                    if status[i] == 0:
+                        _keep(finished, int(row), x, values[i])
+                else:
+                    values[i], status[i], reasons[i] = kept, 0, "ok"
         finally:
             if temporary and not any(base.iterdir()):
                 base.rmdir()
         return values, status, reasons.astype(str)
+
+    def rows_saved(self, context):
+        """Drop the kept answers of the runs of ``context.rows``: the store
+        ``context.store`` has saved them (see the module docstring)."""
+        if context.store is None or self.workdir is not None:
+            return
+        finished = Path(context.store) / "runs" / FINISHED
+        if not finished.is_dir():
+            return
+        for row in context.rows:
+            (finished / f"{run_name(int(row))}.json").unlink(missing_ok=True)
+        try:
+            finished.rmdir()  # once no worker keeps a run there
+        except OSError:
+            pass
 
     def _base_dir(self, store):
         """The work directory and whether it is a temporary one made for this call."""
@@ -272,6 +307,41 @@ class ExternalModel:
                 "source": source_digest(SOURCE_MODULES)}
 
 
+def _keep(folder, row, x, values):
+    """Write a successful run's inputs and outputs to ``folder`` (see :data:`FINISHED`)."""
+    if folder is None:
+        return
+    from ..execution.cache import write_json
+
+    for attempt in range(3):  # another worker's call may remove the folder as it ends
+        folder.mkdir(exist_ok=True)
+        try:
+            write_json(folder / f"{run_name(row)}.json", {"inputs": x.tolist(),
+                                                           "outputs": values.tolist()})
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+
+
+def _recall(folder, row, x, k):
+    """The ``k`` outputs a successful run of row ``row`` with inputs ``x`` left in
+    ``folder``, or None (no such run, other inputs, an unreadable file)."""
+    if folder is None:
+        return None
+    import json
+
+    try:
+        with open(folder / f"{run_name(row)}.json") as fh:
+            kept = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("inputs") != x.tolist():
+        return None
+    outputs = np.asarray(kept.get("outputs"), dtype=float)
+    return outputs if outputs.shape == (k,) and np.isfinite(outputs).all() else None
+
+
 def _read(name, parser, run_dir):
     try:
         return read_output(parser, run_dir)
@@ -327,7 +397,9 @@ def _find_program(command, shell, template):
     if path is None or not os.path.isfile(path):
         raise ValueError(f"the command's program {program!r} is not found"
                          + ("" if os.sep in program else " on PATH")
-                         + "; install it (CalculiX: apt-get install calculix-ccx) or give its "
-                         "full path")
+                         + "; install it"
+                         + (" (CalculiX: apt-get install calculix-ccx)"
+                            if os.path.basename(program).startswith("ccx") else "")
+                         + " or give its full path")
     stat = os.stat(path)
     return {"path": os.path.realpath(path), "size": stat.st_size, "mtime": stat.st_mtime}

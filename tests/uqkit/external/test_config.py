@@ -161,6 +161,9 @@ def test_other_sobol_sizes_are_refused(tmp_path, n):
     (BASE + '[failure]\noutput = "v"\n',
      r": \[failure\]: give exactly one of below or above \(failure when the output is below "
      r"or above it\), got none$"),
+    (BASE + '[failure]\noutput = "v"\nbelo = 1\n',
+     r": \[failure\]: give exactly one of below or above .*got none; unknown key\(s\) "
+     r"\['belo'\]$"),
     (BASE + '[failure]\noutput = "v"\nbelow = 1\nabove = 2\n',
      r": \[failure\]: give exactly one of below or above .*got \['below', 'above'\]$"),
     (BASE + '[failure]\noutput = "v"\nbelow = true\n',

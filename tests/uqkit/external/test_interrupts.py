@@ -104,3 +104,31 @@ def test_ctrl_c_or_a_killed_parent_ends_the_running_solvers(study, sig):
     proc.communicate(timeout=60)
     assert proc.returncode != 0
     assert _left_running(study) == []
+
+
+def test_a_killed_studys_finished_runs_are_not_made_again(tmp_path):
+    """The store saves whole chunks (4 runs here): the runs that had finished in a chunk that
+    was not saved were made again by the rerun (up to 3 per worker). Their answers now wait
+    in runs/.finished. Killed once at least 3 finished runs are in no saved chunk; at most one
+    run per worker can finish between its program's end and its answer's file."""
+    deck = tmp_path / "deck"
+    deck.mkdir()
+    log = tmp_path / "finished.log"
+    (deck / "run.sh").write_text(SOLVER + f"echo {{{{ x }}}} >> {log}\n")
+    (tmp_path / "pids").mkdir()
+    (tmp_path / "study.py").write_text(SCRIPT)
+
+    def unsaved():
+        done = len(log.read_text().split()) if log.exists() else 0
+        return done - 4 * len(_chunks(tmp_path))
+
+    proc = _start(tmp_path, 0.2)
+    _wait_for(lambda: unsaved() >= 3, proc)
+    proc.kill()
+    proc.wait()
+    out, err = _start(tmp_path, 0.2).communicate(timeout=300)
+    computed, loaded, failed = map(int, out.split())
+    assert computed + loaded == 40 and failed == 0, err
+    runs = log.read_text().split()
+    assert sorted(set(runs), key=float) == [f"{x:.1f}" for x in range(40)]
+    assert len(runs) - 40 <= 2, sorted(runs, key=float)

@@ -104,8 +104,12 @@ def test_without_store_or_workdir_runs_go_to_a_temporary_directory_removed_when_
 
 
 def test_a_missing_program_is_refused_before_any_run(deck):
-    with pytest.raises(ValueError, match="'no-such-solver-xyz' is not found on PATH; install"):
+    with pytest.raises(ValueError, match="'no-such-solver-xyz' is not found on PATH; install "
+                                         "it or give its full path$"):
         ExternalModel(deck, ["no-such-solver-xyz", "-i", "beam"], outputs={"y": VALUE},
+                      input_names=["x", "y"])
+    with pytest.raises(ValueError, match=r"install it \(CalculiX: apt-get install calculix-ccx\)"):
+        ExternalModel(deck, ["ccx_no_such_version", "-i", "beam"], outputs={"y": VALUE},
                       input_names=["x", "y"])
     (deck / "solve.sh").write_text("echo 1\n")  # a script of the template is found
     ExternalModel(deck, ["./solve.sh"], outputs={"y": VALUE}, input_names=["x", "y"])
@@ -206,3 +210,57 @@ def test_the_model_runs_under_the_interpreter_that_runs_the_tests(tmp_path):
     model = ExternalModel(tmp_path / "solve.py", [sys.executable, "solve.py"],
                           input_names=["x"], outputs={"y": Regex(r"(\S+)")})
     assert model(np.array([[-1.5]]))[0].tolist() == [[2.25]]
+
+
+def test_a_stopped_calls_finished_runs_are_taken_from_their_files_not_run_again(deck, tmp_path):
+    """The store saves whole chunks: a chunk stopped after some of its runs finished made
+    those runs again on the rerun (4 of 12 finished runs after a Ctrl-C, in an audit). Each
+    successful run now leaves its answer in runs/.finished until its chunk is saved."""
+    from uqkit.execution.model import RunContext
+    from uqkit.external.model import FINISHED, run_name
+
+    log = tmp_path / "ran.log"
+    (deck / "run.sh").write_text(SOLVER + f"echo {{{{ run_index }}}} >> {log}\n")
+    model = _model(deck)
+    store = tmp_path / "store"
+    X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    context = RunContext(np.array([7, 8, 9]), str(store))
+    finished = store / "runs" / FINISHED
+    finished.mkdir(parents=True)
+    # what a stopped call left: row 7 finished (another answer than the formula's, to see it
+    # used), row 8 with other inputs, row 9 nothing
+    (finished / f"{run_name(7)}.json").write_text('{"inputs": [1.0, 2.0], "outputs": [-1.0]}')
+    (finished / f"{run_name(8)}.json").write_text('{"inputs": [3.0, 4.5], "outputs": [-1.0]}')
+    y, status, reasons = model(X, context=context)
+    assert y[:, 0].tolist() == [-1.0, 22.0, 46.0] and status.tolist() == [0, 0, 0]
+    assert log.read_text().split() == ["8", "9"]
+    # kept until the store has saved them: the rows' answers are dropped then
+    assert sorted(p.name for p in finished.iterdir()) == [f"{run_name(r)}.json" for r in (7, 8, 9)]
+    model.rows_saved(RunContext(np.array([8, 9]), str(store)))
+    assert [p.name for p in finished.iterdir()] == [f"{run_name(7)}.json"]
+    model.rows_saved(context)
+    assert not finished.exists()
+    # without a store (or with a work directory of the user's) nothing is kept or read
+    finished.mkdir()
+    (finished / f"{run_name(7)}.json").write_text('{"inputs": [1.0, 2.0], "outputs": [-1.0]}')
+    y, _, _ = model(X, context=RunContext(np.array([7, 8, 9])))
+    assert y[0, 0] == 6.0
+    y, _, _ = _model(deck, workdir=str(store / "runs"))(X, context=context)
+    assert y[0, 0] == 6.0 and (finished / f"{run_name(7)}.json").exists()
+
+
+def test_a_run_is_kept_while_its_call_runs_and_a_failed_one_is_not(deck, tmp_path):
+    from uqkit.execution.model import RunContext
+    from uqkit.external.model import FINISHED, run_name
+
+    finished = tmp_path / "store" / "runs" / FINISHED
+    seen = tmp_path / "seen"
+    # row 1's run lists what row 0 left; a negative x fails its run
+    (deck / "run.sh").write_text(
+        f"ls {finished} > {seen}-{{{{ run_index }}}} 2>/dev/null\n"
+        "if awk 'BEGIN { exit !({{ x }} < 0) }'; then exit 3; fi\n" + SOLVER)
+    X = np.array([[-1.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    _, status, _ = _model(deck)(X, context=RunContext(np.arange(3), str(tmp_path / "store")))
+    assert status.tolist() == [FAILED_EXIT, 0, 0]
+    assert (tmp_path / "seen-1").read_text().split() == []  # row 0 failed: nothing kept
+    assert (tmp_path / "seen-2").read_text().split() == [f"{run_name(1)}.json"]
