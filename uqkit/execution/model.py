@@ -379,6 +379,7 @@ def _value_bytes(value):
     """Bytes that stand for a value a function reads: a module by its name (and a user
     module by its source), a function or class by its name (its code is hashed on its own),
     a set in a fixed order, anything else pickled (its type's name where it cannot be)."""
+    import dataclasses
     import pickle
     import types
 
@@ -387,11 +388,10 @@ def _value_bytes(value):
         source = source_digest([name]) if _is_user_code(name) else None
         return f"module {name} {source or sorted(_versions(name).items())}".encode()
     if _is_code(value) or inspect.isclass(value):
-        return f"code {getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}".encode()
+        where = getattr(value, "__module__", "?"), getattr(value, "__qualname__", "?")
+        return f"code {where[0]}.{where[1]}".encode()
     if isinstance(value, (set, frozenset)):
         value = (type(value).__name__, sorted(value, key=repr))
-    import dataclasses
-
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return f"dataclass {type(value).__qualname__}".encode() + b"".join(
             f.name.encode() + _value_bytes(getattr(value, f.name))
@@ -449,9 +449,9 @@ def fingerprint(obj):
     try:
         state = pickle.dumps(obj, protocol=4)
     except Exception:  # noqa: BLE001 - lambdas, closures: identified by their code below
-        # an object that holds one: its attributes one by one
+        # an object that holds one: its settings one by one (its code is hashed below)
         state = b"".join(name.encode() + _value_bytes(value) for name, value in
-                         sorted(getattr(obj, "__dict__", {}).items()))
+                         sorted(getattr(obj, "__dict__", {}).items()) if _is_setting(value))
     targets = _code_objects(obj, set())
     code = b"".join(_bytecode(t) for t in targets)
     modules = sorted({t.__module__ for t in targets if t.__module__ in sys.modules})

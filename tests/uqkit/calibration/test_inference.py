@@ -222,7 +222,8 @@ def test_a_surrogate_variance_that_does_not_fit_its_means_is_refused(var, messag
 @pytest.mark.parametrize("options, message", [
     ({"n_samples": 1}, "n_samples must be an integer >= 2, got n_samples=1"),
     ({"n_steps": 0}, "n_steps must be an integer >= 1, got n_steps=0"),
-    ({"target_cov": -1.0}, r"target_cov must be a finite number in \(0, inf\), got target_cov=-1.0"),
+    ({"target_cov": -1.0},
+     r"target_cov must be a finite number in \(0, inf\), got target_cov=-1.0"),
 ])
 def test_tmcmc_settings_are_checked_before_any_run(options, message):
     """n_samples = 1 ended in a LinAlgError, n_steps = 0 in a ZeroDivisionError, and a

@@ -79,5 +79,6 @@ def test_complex_outputs_fail_their_rows_instead_of_losing_the_imaginary_part():
 @pytest.mark.parametrize("workers", [0, 1.5, -2, True])
 def test_workers_must_be_a_positive_integer(workers):
     """workers=0 and workers=1.5 ran (the command line refused 0)."""
-    with pytest.raises(ValueError, match=rf"workers must be an integer >= 1, got workers={workers!r}"):
+    with pytest.raises(ValueError,
+                       match=rf"workers must be an integer >= 1, got workers={workers!r}"):
         propagate(complex_model, np.arange(4.0)[:, None], workers=workers, progress=False)

@@ -129,7 +129,8 @@ def test_describe_differences_names_the_nested_entry_that_differs_and_cuts_long_
     model = {"command": "ccx deck", "templates": "a" * 64, "outputs": ["w"] * 40}
     old = {"model": model, "seed": 1}
     new = {"model": dict(model, templates="b" * 64), "seed": 1}
-    assert describe_differences(old, new) == f"model.templates: stored {'a' * 64!r}, now {'b' * 64!r}"
+    assert describe_differences(old, new) == \
+        f"model.templates: stored {'a' * 64!r}, now {'b' * 64!r}"
     long = describe_differences({"x": list(range(100))}, {"x": list(range(101))}, width=30)
     assert long == "x: stored [0, 1, 2, 3, 4, 5, 6, 7, 8,..., now [0, 1, 2, 3, 4, 5, 6, 7, 8,..."
     # a dict against a non-dict is shown whole

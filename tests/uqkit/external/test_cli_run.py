@@ -123,8 +123,8 @@ def test_invalid_toml_is_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize("make, out, message", [
     (lambda p: p.mkdir(), "out", r"is a directory, not a study file \(a .toml file\)"),
-    (lambda p: p.write_bytes(b"[inputs]\nx = \xff\n"), "out", r"not a text file in UTF-8 "
-                                                                  r"\(invalid start byte at byte 13\)"),
+    (lambda p: p.write_bytes(b"[inputs]\nx = \xff\n"), "out",
+     r"not a text file in UTF-8 \(invalid start byte at byte 13\)"),
     (lambda p: p.write_text("[inputs]\n"), "", "--out must name a directory, got an empty "
                                                 "string"),
 ])
