@@ -59,9 +59,20 @@ def bootstrap_se(y, statistic, n_boot=200, seed=0, max_points=100_000):
     return float(vals.std(ddof=1) * np.sqrt(m / n))
 
 
+def _scalar(value, name):
+    """``value`` as a float (a number, a NumPy scalar or one-element array, a Fraction), or
+    a ValueError naming it."""
+    try:
+        return float(np.asarray(value, dtype=float).reshape(()))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
 def _check_level(level):
-    if not (isinstance(level, (int, float, np.floating)) and 0 < level < 1):
+    value = _scalar(level, "level")
+    if not 0 < value < 1:
         raise ValueError(f"level must be a confidence level between 0 and 1, got {level!r}")
+    return value
 
 
 def _check_count(value, name, least):
@@ -74,7 +85,7 @@ def describe(y, quantiles=(0.01, 0.05, 0.5, 0.95, 0.99), level=0.95, n_boot=200,
     """Mean, std, skewness, excess kurtosis and quantiles of a sample, with their Monte Carlo
     uncertainty (``*_se`` standard errors, ``quantile_ci`` intervals at ``level``; the
     skewness's and kurtosis's from ``n_boot`` >= 2 bootstrap resamples)."""
-    _check_level(level)
+    level = _check_level(level)
     _check_count(n_boot, "n_boot", 2)
     bad = [q for q in quantiles if not 0 <= q <= 1]
     if bad:
@@ -197,9 +208,9 @@ def compare(sample, truth, quantiles=(0.01, 0.5, 0.99)):
 
 def exceedance_probability(y, threshold, level=0.95):
     """P(y > threshold) with a Clopper-Pearson interval: (p, (lo, hi))."""
-    _check_level(level)
-    if not (isinstance(threshold, (int, float, np.integer, np.floating))
-            and not np.isnan(threshold)):
+    level = _check_level(level)
+    threshold = _scalar(threshold, "threshold")
+    if np.isnan(threshold):
         raise ValueError(f"threshold must be a number, got {threshold!r}")
     y = _clean(y)
     k = int((y > threshold).sum())

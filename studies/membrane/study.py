@@ -220,8 +220,8 @@ def run(study, log=print):
     task_settings = {k: dict(settings, task=k, **extra.get(k, {})) for k in tasks}
     after = uq_order(study)
     for mc, fit in after.items():
-        # a fit whose file is gone is made again, and its Monte Carlo with it
-        if not os.path.exists(tasks[mc].path):
+        # a fit whose file is gone is made again, with its Monte Carlo, where that must run
+        if not os.path.exists(tasks[mc].path) and cache.load(mc, task_settings[mc]) is None:
             cache.discard(fit, task_settings[fit])
     # largest first, so that the longest tasks do not start last (the FE tasks: last)
     order = sorted(tasks, key=lambda k: -tasks[k].size)

@@ -326,18 +326,21 @@ def parallelism(task_seconds, fe_cpu_seconds, serial_seconds, after=None):
     >>> p = parallelism({"a": 6.0, "b": 2.0, "c": 5.0}, 0.0, 1.0, after={"c": "b"})
     >>> p["critical_path"], p["critical_path_seconds"], p["ideal_speedup"]  # 13 s / (7 + 1 s)
     (['b', 'c'], 7.0, 1.625)
+    >>> parallelism({"a": 6.0, "b": 2.0, "c": 5.0}, 0.0, 1.0, after={"c": ("b", "a")})[
+    ...     "critical_path"]
+    ['a', 'c']
     """
-    after = after or {}
+    after = {k: (v,) if isinstance(v, str) else tuple(v) for k, v in (after or {}).items()}
     chains = {}
-
-    def chain(name):  # the longest chain of tasks ending with ``name``
-        if name not in chains:
-            before = chain(after[name]) if after.get(name) in task_seconds else []
-            chains[name] = before + [name]
-        return chains[name]
 
     def seconds(names):
         return sum(task_seconds[n] for n in names)
+
+    def chain(name):  # the longest chain of tasks ending with ``name``
+        if name not in chains:
+            before = [chain(b) for b in after.get(name, ()) if b in task_seconds]
+            chains[name] = max(before, key=seconds, default=[]) + [name]
+        return chains[name]
 
     work = sum(task_seconds.values()) + fe_cpu_seconds
     longest = max(task_seconds, key=task_seconds.get)

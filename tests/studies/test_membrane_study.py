@@ -176,11 +176,16 @@ def test_a_larger_monte_carlo_reuses_the_uq_fits_and_a_lost_fit_file_is_refitted
     for prior in ("direct", "hierarchical"):
         assert larger["uq"][prior]["p1"]["surrogate"] != first["uq"][prior]["p1"]["surrogate"]
     assert larger["parallelism"]["critical_path"][-1].startswith("uq-96-")
-    # the direct prior's fitted surrogate is lost: it is fitted again, to the same file
+    # the direct prior's fitted surrogate is lost: a rerun whose results are all stored
+    # needs no file and computes nothing; one whose Monte Carlo must run fits it again, to
+    # the same file and the same numbers
     direct = [n for n in fit_files if n.startswith("uq-direct-")]
     assert len(direct) == 1
     os.remove(os.path.join(cache, direct[0]))
     again = run(study, log=lambda *_: None)
-    assert again["parallelism"]["loaded"] == n_tasks - 2
+    assert again["parallelism"]["loaded"] == n_tasks
+    assert not os.path.exists(os.path.join(cache, direct[0]))
+    third = run(replace(study, n_surrogate_mc=7000), log=lambda *_: None)
+    assert third["parallelism"]["loaded"] == n_tasks - 3  # the direct fit and both Monte Carlos
     assert os.path.exists(os.path.join(cache, direct[0]))
     assert again["uq"] == first["uq"]

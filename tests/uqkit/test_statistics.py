@@ -278,3 +278,17 @@ def test_bad_options_are_refused_by_name_never_a_nan_result(call, message):
     y = np.random.default_rng(0).normal(size=200)
     with pytest.raises(ValueError, match=message):
         call(y)
+
+
+def test_numbers_of_any_numeric_type_are_taken():
+    """A NumPy 0-d or one-element array and a Fraction are numbers too (refused for a while
+    by a first version of the checks above; a review found it)."""
+    from fractions import Fraction
+
+    y = np.linspace(0.0, 1.0, 101)
+    p = S.exceedance_probability(y, 0.5)
+    for threshold in (np.array(0.5), np.array([0.5]), Fraction(1, 2), np.float32(0.5)):
+        assert S.exceedance_probability(y, threshold) == p
+    assert repr(S.describe(y, level=np.array(0.9))) == repr(S.describe(y, level=0.9))
+    with pytest.raises(ValueError, match="threshold must be a number, got 'a'"):
+        S.exceedance_probability(y, "a")

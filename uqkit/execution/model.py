@@ -261,10 +261,10 @@ def _source_file(name):
 
 def _code_objects(obj, seen):
     """The Python functions and classes whose code decides what ``obj`` computes: a function
-    (unwrapped from ``functools.partial`` and bound methods), the classes of an object's MRO
-    (builtins aside), and the functions and classes found in closures, defaults, partial
-    arguments and instance attributes, and, for the user's own code (:func:`_is_user_code`)
-    without a source file, in the globals its functions read."""
+    (unwrapped from ``functools.partial``, bound methods and numba's dispatchers), the
+    classes of an object's MRO (builtins aside), and what the functions and objects found
+    in closures, defaults, partial arguments, instance attributes and, for the user's own
+    code (:func:`_is_user_code`), the module globals its functions read lead to."""
     import functools
 
     if id(obj) in seen:
@@ -272,27 +272,49 @@ def _code_objects(obj, seen):
     seen.add(id(obj))
     if isinstance(obj, functools.partial):
         return _code_objects(obj.func, seen) + [
-            c for v in (*obj.args, *obj.keywords.values()) if _is_code(v)
-            for c in _code_objects(v, seen)]
+            c for v in (*obj.args, *obj.keywords.values()) for c in _code_objects(v, seen)]
     if inspect.ismethod(obj):
         return _code_objects(obj.__func__, seen) + _code_objects(obj.__self__, seen)
+    if _is_numba(obj):
+        return _code_objects(obj.py_func, seen)
     if inspect.isfunction(obj):
-        return [obj] + [c for _, v in _function_data(obj) if _is_code(v) or inspect.isclass(v)
-                        for c in _code_objects(v, seen)]
+        return [obj] + [c for _, v in _function_data(obj) for c in _code_objects(v, seen)]
+    if inspect.ismodule(obj):
+        return []
     cls = obj if inspect.isclass(obj) else type(obj)
+    if not inspect.isclass(obj) and not _is_user_code(cls.__module__) and not _is_code(obj):
+        return []  # a value of an installed type (an array, a dict): no code of the user's
     found = [c for c in cls.__mro__ if c.__module__ != "builtins"]
     parts = [v for c in found if _is_user_code(c.__module__) for f in _class_functions(c)
              for v in (f, *(v for _, v in _function_data(f)))]
     if not inspect.isclass(obj):
-        parts += [v for _, v in sorted(getattr(obj, "__dict__", {}).items())]
-    return found + [c for v in parts if _is_code(v) or inspect.isclass(v)
-                    for c in _code_objects(v, seen)]
+        parts += [v for _, v in _attributes(obj)]
+    return found + [c for v in parts for c in _code_objects(v, seen)]
 
 
 def _is_code(v):
     import functools
 
-    return inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial)
+    return (inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial)
+            or _is_numba(v))
+
+
+def _is_numba(v):
+    """Whether ``v`` is a numba dispatcher (``@njit``): identified by its Python function,
+    not by its pickle, which holds a fresh UUID in every process."""
+    return inspect.isfunction(getattr(v, "py_func", None)) and \
+        type(v).__module__.startswith("numba")
+
+
+def _attributes(obj):
+    """An object's attributes by name: its ``__dict__`` and its ``__slots__``."""
+    out = dict(getattr(obj, "__dict__", {}) or {})
+    for cls in type(obj).__mro__:
+        slots = vars(cls).get("__slots__", ())
+        for name in ((slots,) if isinstance(slots, str) else slots):
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                out[name] = getattr(obj, name)
+    return sorted(out.items())
 
 
 def _is_user_code(module_name):
@@ -317,39 +339,23 @@ def _global_names(code):
 
 def _function_data(f):
     """``(label, value)`` of what a function's result may depend on beside its bytecode: its
-    defaults, and its keyword-only defaults, closure cells and (for the user's own code
-    without a source file) the module globals its code reads, where these are code or
-    settings (:func:`_is_setting`)."""
+    defaults, keyword-only defaults and closure cells, and, for the user's own code, the
+    module globals its code reads: all of them where the module has no source file (a
+    notebook, ``python -c``), else the functions, classes and modules among them (the
+    source holds the rest)."""
     out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
-    held = [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
+    out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
         try:
-            held.append((f"cell {name}", cell.cell_contents))
+            out.append((f"cell {name}", cell.cell_contents))
         except ValueError:  # an empty cell
             pass
-    if _is_user_code(f.__module__) and not _has_source_file(f.__module__):
-        held += [(f"global {name}", f.__globals__[name])
-                 for name in sorted(_global_names(f.__code__)) if name in f.__globals__]
-    return out + [(label, v) for label, v in held
-                  if _is_code(v) or inspect.isclass(v) or _is_setting(v)]
-
-
-def _is_setting(value):
-    """Whether a value a function holds is a setting, part of the model's identity: a number,
-    a string, None, a NumPy array, a frozen dataclass, a module, or a tuple or frozenset of
-    these. A list, a dict or another object may be the model's own state (a call counter, a
-    cache), which changes as it runs: a store resumed later would refuse the same model."""
-    import dataclasses
-    import numbers
-    import types
-
-    if value is None or isinstance(value, (numbers.Number, str, bytes, np.ndarray, np.generic,
-                                           types.ModuleType)):
-        return True
-    if isinstance(value, (tuple, frozenset)):
-        return all(_is_setting(v) for v in value)
-    return (dataclasses.is_dataclass(value) and not isinstance(value, type)
-            and type(value).__dataclass_params__.frozen)
+    if _is_user_code(f.__module__):
+        whole = not _has_source_file(f.__module__)
+        out += [(f"global {name}", v) for name in sorted(_global_names(f.__code__))
+                if name in f.__globals__ for v in (f.__globals__[name],)
+                if whole or _is_code(v) or inspect.isclass(v) or inspect.ismodule(v)]
+    return out
 
 
 def _has_source_file(module_name):
@@ -375,37 +381,64 @@ def _class_functions(cls):
     return out
 
 
-def _value_bytes(value):
-    """Bytes that stand for a value a function reads: a module by its name (and a user
-    module by its source), a function or class by its name (its code is hashed on its own),
-    a set in a fixed order, anything else pickled (its type's name where it cannot be)."""
+def _canonical_value(value):
+    """``value`` with its sets and frozensets, at any depth inside tuples, lists and dicts,
+    made sorted lists: their order follows string hashing, which differs by process."""
+    if isinstance(value, (set, frozenset)):
+        return (type(value).__name__, sorted((_canonical_value(v) for v in value), key=repr))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_canonical_value(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _canonical_value(v) for k, v in value.items()}
+    return value
+
+
+def _value_bytes(value, seen=None):
+    """Bytes that stand for a value a function or model holds: a module by its name (and a
+    user module by its source), a function, class or numba dispatcher by its name (its code
+    is hashed on its own), a partial or a bound method by its function and what it binds, a
+    dataclass by its fields, anything else pickled with its sets in a fixed order; an
+    unpicklable object by its attributes, one by one."""
     import dataclasses
+    import functools
     import pickle
     import types
 
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return b"(seen)"
     if isinstance(value, types.ModuleType):
         name = value.__name__
         source = source_digest([name]) if _is_user_code(name) else None
         return f"module {name} {source or sorted(_versions(name).items())}".encode()
+    if isinstance(value, functools.partial):
+        seen.add(id(value))
+        return b"partial" + b"".join(_value_bytes(v, seen) for v in (
+            value.func, value.args, value.keywords))
+    if inspect.ismethod(value):
+        seen.add(id(value))
+        return b"method" + _value_bytes(value.__func__, seen) + _value_bytes(value.__self__,
+                                                                             seen)
     if _is_code(value) or inspect.isclass(value):
-        where = getattr(value, "__module__", "?"), getattr(value, "__qualname__", "?")
+        target = value.py_func if _is_numba(value) else value
+        where = getattr(target, "__module__", "?"), getattr(target, "__qualname__", "?")
         return f"code {where[0]}.{where[1]}".encode()
-    if isinstance(value, (set, frozenset)):
-        value = (type(value).__name__, sorted(value, key=repr))
+    seen.add(id(value))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return f"dataclass {type(value).__qualname__}".encode() + b"".join(
-            f.name.encode() + _value_bytes(getattr(value, f.name))
+            f.name.encode() + _value_bytes(getattr(value, f.name), seen)
             for f in dataclasses.fields(value))
     try:
-        return pickle.dumps(value, protocol=4)
-    except Exception:  # noqa: BLE001 - an open file, a lock: its type is all there is
-        return repr(type(value)).encode()
+        return pickle.dumps(_canonical_value(value), protocol=4)
+    except Exception:  # noqa: BLE001 - a lambda, a lock: its parts, one by one
+        return f"object {type(value).__qualname__}".encode() + b"".join(
+            name.encode() + _value_bytes(v, seen) for name, v in _attributes(value))
 
 
 def _bytecode(target):
-    """The bytecode of a function or of a class's own functions, with what they read beside
-    it (:func:`_function_data`) and, for the user's own class, its other attributes, as
-    bytes; empty for anything without Python bytecode."""
+    """The bytecode of a function or of a class's own functions, with the values they hold
+    (:func:`_function_data`) and, for the user's own class without a source file, its other
+    attributes, as bytes; empty for anything without Python bytecode."""
     import marshal
 
     user = _is_user_code(getattr(target, "__module__", "builtins"))
@@ -417,7 +450,8 @@ def _bytecode(target):
             out += [label.encode(), _value_bytes(value)]
     if user and inspect.isclass(target) and not _has_source_file(target.__module__):
         for name, value in sorted(vars(target).items()):
-            if not name.startswith("__") and _is_setting(value):
+            if not (name.startswith("__") or inspect.isfunction(value)
+                    or isinstance(value, (staticmethod, classmethod, property))):
                 out += [f"attribute {name}".encode(), _value_bytes(value)]
     return b"".join(out)
 
@@ -430,28 +464,27 @@ def fingerprint(obj):
     * the object's state, pickled (its parameters, weights, bound arguments);
     * the bytecode of every function and class that decides what it computes
       (:func:`_code_objects`: a function in a notebook, a lambda or a closure has no other
-      identity, since a plain pickle holds functions and classes by name only), with the
-      values those functions hold: defaults, and the keyword-only defaults and closure cells
-      that are settings (:func:`_is_setting`: a closure made with another constant is
-      another model; a list or dict it holds may be its state and is left out);
+      identity, since a plain pickle holds functions and classes by name only), followed
+      through closures, defaults, instance attributes and the user's own module globals
+      (another module of the user's project that the model calls is hashed too), with the
+      values those functions hold: defaults, keyword-only defaults and closure cells, of any
+      kind (a closure made with another constant, dict or object is another model);
     * the source of the modules that define them (a changed function body, class attribute
       or module constant changes it; for a model defined in a script, any edit of the
-      script); where a module has no source file (a notebook, ``python -c``), the module
-      globals its functions name (code and settings) and its classes' attributes instead, so
-      that a notebook's model after a constant it reads changed is another model;
+      script); where a module has no source file (a notebook, ``python -c``), the values of
+      the module globals its functions name and its classes' attributes instead, so that a
+      notebook's model after a global it reads changed is another model;
     * the versions of the installed packages that provide those modules.
+
+    A model that changes what it holds as it runs (a call counter, a cache) changes its
+    fingerprint with it, and a store refuses it on a resume: such a model should say what it
+    is with a ``describe()`` method.
 
     ``strong`` is False when no Python bytecode decides the result (a callable written in C,
     say); :func:`describe_model` then warns.
     """
-    import pickle
-
-    try:
-        state = pickle.dumps(obj, protocol=4)
-    except Exception:  # noqa: BLE001 - lambdas, closures: identified by their code below
-        # an object that holds one: its settings one by one (its code is hashed below)
-        state = b"".join(name.encode() + _value_bytes(value) for name, value in
-                         sorted(getattr(obj, "__dict__", {}).items()) if _is_setting(value))
+    # a function is identified by its code and the values it holds, below
+    state = b"" if inspect.isfunction(obj) or _is_numba(obj) else _value_bytes(obj)
     targets = _code_objects(obj, set())
     code = b"".join(_bytecode(t) for t in targets)
     modules = sorted({t.__module__ for t in targets if t.__module__ in sys.modules})

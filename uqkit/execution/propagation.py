@@ -339,7 +339,10 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
                 "samples": samples.origin}
     with StudyStore(store, manifest, metadata) as st:
         run.load(st, retry_failed)
-        return run.execute(executor, kind, workers, dask, samples, t0)
+        result = run.execute(executor, kind, workers, dask, samples, t0)
+        # every row is stored: what a stopped run kept of the rows it saved goes too
+        run.rows_saved(np.arange(len(run.X)))
+        return result
 
 
 class _Run:
@@ -546,6 +549,13 @@ class _Run:
         self.systematic = False
         self._flush()
 
+    def rows_saved(self, rows):
+        """Tell a model that keeps each run's answer until it is stored (its ``rows_saved``)
+        that ``rows`` are."""
+        saved = getattr(self.model, "rows_saved", None)
+        if callable(saved) and self.store is not None:
+            saved(RunContext(rows, os.path.abspath(self.store)))
+
     def _flush(self):
         """Save the finished chunks held back, unless they may be a systematic failure."""
         if self.systematic is not False:
@@ -555,12 +565,8 @@ class _Run:
                 out = self.parts[j]
                 self.st.save(j, self.starts[j], self.X[self.rows(j)], out.values, out.status,
                              out.reasons, out.seconds)
-                # a model that keeps per-run answers until they are stored may drop them now
-                saved = getattr(self.model, "rows_saved", None)
-                if saved is not None:
-                    saved(RunContext(np.arange(self.starts[j], self.starts[j]
-                                               + len(self.X[self.rows(j)])),
-                                     os.path.abspath(self.store)))
+                self.rows_saved(np.arange(self.starts[j],
+                                          self.starts[j] + len(self.X[self.rows(j)])))
         self.held = []
 
 

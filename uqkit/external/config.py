@@ -254,7 +254,8 @@ class Margin:
 
     def __init__(self, model, column, below=None, above=None):
         self.model, self.column, self.below, self.above = model, column, below, above
-        for attr in ("input_names", "takes_context", "cores_per_run", "chunk_size"):
+        for attr in ("input_names", "takes_context", "cores_per_run", "chunk_size",
+                     "rows_saved"):
             if hasattr(model, attr):
                 setattr(self, attr, getattr(model, attr))
 

@@ -237,7 +237,9 @@ class ExternalModel:
         if not finished.is_dir():
             return
         for row in context.rows:
-            (finished / f"{run_name(int(row))}.json").unlink(missing_ok=True)
+            name = run_name(int(row))
+            (finished / f"{name}.json").unlink(missing_ok=True)
+            (finished / f".{name}.tmp").unlink(missing_ok=True)
         try:
             finished.rmdir()  # once no worker keeps a run there
         except OSError:
@@ -311,13 +313,17 @@ def _keep(folder, row, x, values):
     """Write a successful run's inputs and outputs to ``folder`` (see :data:`FINISHED`)."""
     if folder is None:
         return
-    from ..execution.cache import write_json
+    import json
 
-    for attempt in range(3):  # another worker's call may remove the folder as it ends
+    name = run_name(row)
+    body = json.dumps({"inputs": x.tolist(), "outputs": values.tolist()})
+    for attempt in range(3):  # the parent may remove the folder as a chunk is saved
         folder.mkdir(exist_ok=True)
         try:
-            write_json(folder / f"{run_name(row)}.json", {"inputs": x.tolist(),
-                                                           "outputs": values.tolist()})
+            # written whole, then renamed into place (no fsync: a lost answer is only a
+            # run made again); a half-written one left by a kill is dropped by rows_saved
+            (folder / f".{name}.tmp").write_text(body)
+            os.replace(folder / f".{name}.tmp", folder / f"{name}.json")
             return
         except FileNotFoundError:
             if attempt == 2:

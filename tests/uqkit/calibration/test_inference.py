@@ -106,20 +106,30 @@ def test_a_surrogates_variance_share_is_its_part_of_the_likelihoods_variance():
                                             use_model_variance=False).info
 
 
-def test_each_batch_has_its_store_and_a_rerun_runs_nothing(tmp_path):
-    calls = []
+class Counted:
+    """The linear model, counting its calls: a model whose state changes as it runs says
+    what it is with describe(), so that a store knows it again."""
 
-    def counted(X):
-        calls.append(len(X))
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, X):
+        self.calls.append(len(X))
         return linear(X)
 
+    def describe(self):
+        return {"model": "linear", "A": A.tolist()}
+
+
+def test_each_batch_has_its_store_and_a_rerun_runs_nothing(tmp_path):
+    counted = Counted()
     first = run(counted, store=tmp_path / "runs")
     batches = sorted(os.listdir(tmp_path / "runs"))
     assert batches == [f"batch-{i:05d}" for i in range(len(batches))]
     assert len(batches) == 1 + 3 * len(first.diagnostics["stages"])
-    n_calls = len(calls)
+    n_calls = len(counted.calls)
     again = run(counted, store=tmp_path / "runs")
-    assert len(calls) == n_calls and np.array_equal(again.samples, first.samples)
+    assert len(counted.calls) == n_calls and np.array_equal(again.samples, first.samples)
 
 
 def test_emcee_defaults_and_draws_from_every_walker():

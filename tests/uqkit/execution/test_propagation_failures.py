@@ -1,6 +1,7 @@
 """Propagation that fails loudly: rows of different widths, model identity, a second run on a
 store, failures logged and counted, retries, dead workers, interrupts, exports."""
 import importlib
+import os
 import logging
 import sys
 
@@ -118,39 +119,95 @@ def test_a_closure_made_with_another_constant_is_another_model(tmp_path):
                   progress=False)
 
 
-def _counting(E, calls):
-    def model(X):
-        calls.append(len(X))
-        return X * E
-    return model
+class _Sim:
+    def __init__(self, k):
+        self.k = k
+
+    def run(self, X):
+        return X * self.k
 
 
-def test_state_a_closure_holds_is_not_its_identity_but_its_settings_are():
-    """A list, a dict or an object a closure holds may be the model's own state (a call
-    counter, a cache) that changes as it runs: a store resumed later must accept the same
-    model. Numbers, strings, arrays, tuples and frozen dataclasses are its settings."""
-    from dataclasses import dataclass
+class _Slots:
+    __slots__ = ("k", "f")
 
+    def __init__(self, k):
+        self.k, self.f = k, lambda X: X  # the lambda makes it unpicklable
+
+    def __call__(self, X):
+        return self.f(X) * self.k
+
+
+def test_whatever_a_model_holds_is_its_identity():
+    """A dict, a list, an object, a partial's or a bound method's arguments: a model made
+    with other ones is another model (a store made with params {"k": 1} served its runs to
+    {"k": 1000} before). Found by a review."""
+    import functools
+
+    def holding(value):
+        def model(X):
+            return X * len(str(value))
+        return model
+
+    for a, b in (({"k": 1}, {"k": 1000}), ([1, 2], [1, 3]), (_Sim(2), _Sim(3)),
+                 (functools.partial(_scaled, 2.0), functools.partial(_scaled, 3.0)),
+                 (_Sim(2).run, _Sim(3).run), (_Slots(2), _Slots(3))):
+        assert describe_model(holding(a)) != describe_model(holding(b)), (a, b)
+        assert describe_model(holding(a)) == describe_model(holding(a))
+    assert describe_model(_Slots(2)) != describe_model(_Slots(3))
+    assert describe_model(functools.partial(_scaled(1.0), offset=2.0)) != \
+        describe_model(functools.partial(_scaled(1.0), offset=3.0))
+    assert describe_model(_Sim(2).run) != describe_model(_Sim(3).run)
+    # so a model whose state changes as it runs (a call counter) is another model after a
+    # run: it must say what it is with describe()
     calls = []
-    model = _counting(210.0, calls)
-    before = describe_model(model)
-    model(np.ones((3, 1)))
-    assert calls == [3] and describe_model(model) == before
-    assert describe_model(_counting(200.0, calls)) != before
 
-    @dataclass(frozen=True)
-    class Material:
-        E: float
+    def counted(X):
+        calls.append(len(X))
+        return X
+    before = describe_model(counted)
+    counted(np.ones((2, 1)))
+    assert describe_model(counted) != before
 
-    def factory(material, table):
-        def f(X):
-            return X * material.E * table[0]
-        return f
 
-    one = describe_model(factory(Material(210.0), np.array([1.0, 2.0])))
-    assert describe_model(factory(Material(200.0), np.array([1.0, 2.0]))) != one
-    assert describe_model(factory(Material(210.0), np.array([3.0, 2.0]))) != one
-    assert describe_model(factory(Material(210.0), np.array([1.0, 2.0]))) == one
+def test_the_identity_follows_the_users_code_into_other_modules(tmp_path, monkeypatch):
+    """A model in one module of a project that calls a function of another: editing that
+    other module makes another model (a review found it unnoticed)."""
+    (tmp_path / "physics_mod.py").write_text("def f(X):\n    return 2 * X\n")
+    (tmp_path / "run_mod.py").write_text("import physics_mod\nfrom physics_mod import f\n"
+                                         "def model(X):\n    return f(X)\n"
+                                         "def model2(X):\n    return physics_mod.f(X)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("physics_mod", "run_mod"):
+        sys.modules.pop(name, None)
+    first = importlib.import_module("run_mod")
+    before = describe_model(first.model), describe_model(first.model2)
+    (tmp_path / "physics_mod.py").write_text("def f(X):\n    return 3 * X\n")
+    for name in ("physics_mod", "run_mod"):
+        sys.modules.pop(name, None)
+    importlib.invalidate_caches()
+    second = importlib.import_module("run_mod")
+    assert describe_model(second.model) != before[0]
+    assert describe_model(second.model2) != before[1]
+
+
+def test_the_identity_is_the_same_in_every_process(tmp_path):
+    """Sets of strings iterate in an order that follows the process's hash seed, and a numba
+    dispatcher pickles with a fresh UUID: neither may change a model's identity between the
+    run and its resume."""
+    import subprocess
+
+    code = ("import numba, numpy as np\n"
+            "from uqkit.execution.model import describe_model\n"
+            "names = ('alpha', frozenset({'E', 'nu', 'rho', 'thickness', 'length'}))\n"
+            "@numba.njit\n"
+            "def kernel(x):\n    return 2 * x\n"
+            "def model(X):\n    return kernel(X) * len(names)\n"
+            "print(describe_model(model)['fingerprint'], describe_model(kernel)['fingerprint'])\n")
+    (tmp_path / "m.py").write_text(code)
+    seen = {subprocess.run([sys.executable, str(tmp_path / "m.py")], capture_output=True,
+                           text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
+                           ).stdout for seed in ("1", "2", "3")}
+    assert len(seen) == 1, seen
 
 
 def test_a_model_without_a_source_file_is_identified_by_the_globals_it_reads():

@@ -264,3 +264,20 @@ def test_a_run_is_kept_while_its_call_runs_and_a_failed_one_is_not(deck, tmp_pat
     assert status.tolist() == [FAILED_EXIT, 0, 0]
     assert (tmp_path / "seen-1").read_text().split() == []  # row 0 failed: nothing kept
     assert (tmp_path / "seen-2").read_text().split() == [f"{run_name(1)}.json"]
+
+
+def test_nothing_is_left_in_finished_after_a_study_wrapped_in_a_margin(deck, tmp_path):
+    """The reliability command wraps the model in a Margin, which did not pass rows_saved
+    on: every run's answer stayed in runs/.finished (a review found it). What a stopped run
+    left for rows it had saved, and half-written answers, go when the store is complete."""
+    from uqkit.external.model import FINISHED, run_name
+
+    s = _samples(8)
+    store = tmp_path / "st"
+    finished = store / "runs" / FINISHED
+    finished.mkdir(parents=True)
+    (finished / f"{run_name(3)}.json").write_text("{}")  # a row that will be stored
+    (finished / f".{run_name(5)}.tmp").write_text("{\"inp")  # a write a kill cut short
+    res = propagate(Margin(_model(deck), column=0, below=0.0), s, executor="serial",
+                    store=store, progress=False)
+    assert res.n_failed == 0 and not finished.exists()
