@@ -61,7 +61,9 @@ def bootstrap_se(y, statistic, n_boot=200, seed=0, max_points=100_000):
 
 def _scalar(value, name):
     """``value`` as a float (a number, a NumPy scalar or one-element array, a Fraction), or
-    a ValueError naming it."""
+    a ValueError naming it (a string, a bool or None is not a number here)."""
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
     try:
         return float(np.asarray(value, dtype=float).reshape(()))
     except (TypeError, ValueError):

@@ -330,7 +330,7 @@ def parallelism(task_seconds, fe_cpu_seconds, serial_seconds, after=None):
     ...     "critical_path"]
     ['a', 'c']
     """
-    after = {k: (v,) if isinstance(v, str) else tuple(v) for k, v in (after or {}).items()}
+    after = {k: (v,) if isinstance(v, str) else tuple(v or ()) for k, v in (after or {}).items()}
     chains = {}
 
     def seconds(names):

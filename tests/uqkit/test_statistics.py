@@ -290,5 +290,8 @@ def test_numbers_of_any_numeric_type_are_taken():
     for threshold in (np.array(0.5), np.array([0.5]), Fraction(1, 2), np.float32(0.5)):
         assert S.exceedance_probability(y, threshold) == p
     assert repr(S.describe(y, level=np.array(0.9))) == repr(S.describe(y, level=0.9))
-    with pytest.raises(ValueError, match="threshold must be a number, got 'a'"):
-        S.exceedance_probability(y, "a")
+    for bad in ("a", "0.5", True, None):
+        with pytest.raises(ValueError, match=f"threshold must be a number, got {bad!r}"):
+            S.exceedance_probability(y, bad)
+    with pytest.raises(ValueError, match="level must be a number, got '0.9'"):
+        S.describe(y, level="0.9")

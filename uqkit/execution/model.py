@@ -263,33 +263,57 @@ def _code_objects(obj, seen):
     """The Python functions and classes whose code decides what ``obj`` computes: a function
     (unwrapped from ``functools.partial``, bound methods and numba's dispatchers), the
     classes of an object's MRO (builtins aside), and what the functions and objects found
-    in closures, defaults, partial arguments, instance attributes and, for the user's own
-    code (:func:`_is_user_code`), the module globals its functions read lead to."""
-    import functools
+    in closures, defaults, partial arguments, containers, the user's own objects'
+    attributes and, for the user's own code (:func:`_is_user_code`), the module globals its
+    functions read lead to. Depth first, in a fixed order, without recursion (a chain of a
+    thousand linked objects is fine)."""
+    found, stack = [], [obj]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        own, parts = _code_parts(item, item is obj)
+        found += own
+        stack.extend(reversed(parts))
+    return found
 
-    if id(obj) in seen:
-        return []
-    seen.add(id(obj))
+
+def _code_parts(obj, top=False):
+    """``(targets, parts)``: the functions and classes ``obj`` itself is or defines, and the
+    values to look into next (see :func:`_code_objects`); ``top``: ``obj`` is the model
+    itself, whose classes count even where they are an installed package's."""
+    import functools
+    import types
+
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes,
+                                       types.ModuleType)):
+        return [], []
     if isinstance(obj, functools.partial):
-        return _code_objects(obj.func, seen) + [
-            c for v in (*obj.args, *obj.keywords.values()) for c in _code_objects(v, seen)]
+        return [], [obj.func, *obj.args, *obj.keywords.values()]
     if inspect.ismethod(obj):
-        return _code_objects(obj.__func__, seen) + _code_objects(obj.__self__, seen)
+        return [], [obj.__func__, obj.__self__]
     if _is_numba(obj):
-        return _code_objects(obj.py_func, seen)
+        return [], [obj.py_func]
     if inspect.isfunction(obj):
-        return [obj] + [c for _, v in _function_data(obj) for c in _code_objects(v, seen)]
-    if inspect.ismodule(obj):
-        return []
+        return [obj], [v for _, v in _function_data(obj)]
+    if isinstance(obj, (tuple, list)):
+        return [], list(obj)
+    if isinstance(obj, dict):
+        return [], list(obj.values())
+    if isinstance(obj, (set, frozenset)):
+        return [], []
     cls = obj if inspect.isclass(obj) else type(obj)
-    if not inspect.isclass(obj) and not _is_user_code(cls.__module__) and not _is_code(obj):
-        return []  # a value of an installed type (an array, a dict): no code of the user's
     found = [c for c in cls.__mro__ if c.__module__ != "builtins"]
+    if not inspect.isclass(obj) and not _is_user_code(cls.__module__):
+        # a value of an installed type (an array, a model's weights): its data is hashed
+        # with its value; the model itself: its classes' code and versions too
+        return (found if top else []), []
     parts = [v for c in found if _is_user_code(c.__module__) for f in _class_functions(c)
              for v in (f, *(v for _, v in _function_data(f)))]
     if not inspect.isclass(obj):
         parts += [v for _, v in _attributes(obj)]
-    return found + [c for v in parts for c in _code_objects(v, seen)]
+    return found, parts
 
 
 def _is_code(v):
@@ -302,8 +326,12 @@ def _is_code(v):
 def _is_numba(v):
     """Whether ``v`` is a numba dispatcher (``@njit``): identified by its Python function,
     not by its pickle, which holds a fresh UUID in every process."""
-    return inspect.isfunction(getattr(v, "py_func", None)) and \
-        type(v).__module__.startswith("numba")
+    if not type(v).__module__.startswith("numba"):
+        return False
+    try:
+        return inspect.isfunction(getattr(v, "py_func", None))
+    except Exception:  # noqa: BLE001 - an attribute lookup that raises
+        return False
 
 
 def _attributes(obj):
@@ -381,58 +409,102 @@ def _class_functions(cls):
     return out
 
 
-def _canonical_value(value):
-    """``value`` with its sets and frozensets, at any depth inside tuples, lists and dicts,
-    made sorted lists: their order follows string hashing, which differs by process."""
-    if isinstance(value, (set, frozenset)):
-        return (type(value).__name__, sorted((_canonical_value(v) for v in value), key=repr))
-    if isinstance(value, (tuple, list)):
-        return type(value)(_canonical_value(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _canonical_value(v) for k, v in value.items()}
-    return value
+#: How deep :func:`_value_bytes` follows containers and objects before it gives up.
+VALUE_DEPTH = 200
 
 
-def _value_bytes(value, seen=None):
-    """Bytes that stand for a value a function or model holds: a module by its name (and a
-    user module by its source), a function, class or numba dispatcher by its name (its code
-    is hashed on its own), a partial or a bound method by its function and what it binds, a
-    dataclass by its fields, anything else pickled with its sets in a fixed order; an
-    unpicklable object by its attributes, one by one."""
+def _value_bytes(value, path=(), depth=0):
+    """Bytes that stand for a value a function or model holds, the same in every process:
+
+    * a number, string or None by its pickle; a module by its name (and a user module by its
+      source); a function, class or numba dispatcher by its name (its code is hashed on its
+      own); a partial or a bound method by its function and what it binds;
+    * a tuple (a named one too) or list by its items, a dict by its items and a set by its
+      members, each in the sorted order of their bytes (not in the order they iterate in,
+      which for a set follows the process's string hashing, as does a dict built from one);
+    * a dataclass, and an object of the user's own class, by its class and attributes;
+    * anything else (arrays, installed libraries' objects) pickled, with torch tensors by
+      their values (their pickle holds memory addresses); an unpicklable one by its
+      attributes.
+
+    ``path`` holds the containers and objects being hashed, to cut cycles.
+
+    Raises:
+        ValueError: the value nests deeper than :data:`VALUE_DEPTH`.
+    """
     import dataclasses
     import functools
-    import pickle
     import types
 
-    seen = set() if seen is None else seen
-    if id(value) in seen:
-        return b"(seen)"
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return _pickled(value)
+    if any(value is p for p in path):
+        return b"(cycle)"
+    if depth > VALUE_DEPTH:
+        raise ValueError(f"cannot identify the model: what it holds nests deeper than "
+                         f"{VALUE_DEPTH} levels ({type(value).__qualname__}); give it a "
+                         "describe() method")
+    inner = path + (value,)
+
+    def each(items):
+        return b"".join(_value_bytes(v, inner, depth + 1) for v in items)
+
     if isinstance(value, types.ModuleType):
         name = value.__name__
         source = source_digest([name]) if _is_user_code(name) else None
         return f"module {name} {source or sorted(_versions(name).items())}".encode()
     if isinstance(value, functools.partial):
-        seen.add(id(value))
-        return b"partial" + b"".join(_value_bytes(v, seen) for v in (
-            value.func, value.args, value.keywords))
+        return b"partial" + each((value.func, value.args, value.keywords))
     if inspect.ismethod(value):
-        seen.add(id(value))
-        return b"method" + _value_bytes(value.__func__, seen) + _value_bytes(value.__self__,
-                                                                             seen)
+        return b"method" + each((value.__func__, value.__self__))
     if _is_code(value) or inspect.isclass(value):
         target = value.py_func if _is_numba(value) else value
         where = getattr(target, "__module__", "?"), getattr(target, "__qualname__", "?")
         return f"code {where[0]}.{where[1]}".encode()
-    seen.add(id(value))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return f"dataclass {type(value).__qualname__}".encode() + b"".join(
-            f.name.encode() + _value_bytes(getattr(value, f.name), seen)
-            for f in dataclasses.fields(value))
+    kind = type(value)
+    head = f"{kind.__module__}.{kind.__qualname__}|".encode()
+    if isinstance(value, (tuple, list)):
+        return head + str(len(value)).encode() + each(value)
+    if isinstance(value, dict):  # in key order: a dict built from a set is ordered by it
+        return head + str(len(value)).encode() + b"".join(sorted(
+            _value_bytes(k, inner, depth + 1) + b"=" + _value_bytes(v, inner, depth + 1)
+            for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return head + b"".join(sorted(_value_bytes(v, inner, depth + 1) for v in value))
+    if dataclasses.is_dataclass(value):
+        return head + each((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
+    if _is_user_code(kind.__module__):
+        return head + each(v for kv in _attributes(value) for v in kv)
     try:
-        return pickle.dumps(_canonical_value(value), protocol=4)
-    except Exception:  # noqa: BLE001 - a lambda, a lock: its parts, one by one
-        return f"object {type(value).__qualname__}".encode() + b"".join(
-            name.encode() + _value_bytes(v, seen) for name, v in _attributes(value))
+        return head + _pickled(value)
+    except Exception:  # noqa: BLE001 - a lambda inside, a lock: its parts, one by one
+        return head + b"object" + each(v for kv in _attributes(value) for v in kv)
+
+
+def _pickled(value):
+    """``value``'s pickle, with every torch tensor in it (a model's weights) by its values,
+    dtype and shape: torch pickles a tensor's storage under its memory address."""
+    import io
+    import pickle
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            torch = sys.modules.get("torch")
+            if torch is not None and isinstance(obj, torch.Tensor):
+                data = obj.detach().cpu()
+                return _tensor_stand_in, (str(data.dtype), tuple(data.shape),
+                                          data.contiguous().view(-1).numpy(force=True)
+                                          .tobytes() if data.dtype != torch.bfloat16
+                                          else data.float().numpy().tobytes())
+            return NotImplemented
+
+    out = io.BytesIO()
+    Pickler(out, protocol=4).dump(value)
+    return out.getvalue()
+
+
+def _tensor_stand_in(*args):  # pragma: no cover - never called: only named in a hash
+    return args
 
 
 def _bytecode(target):
@@ -503,8 +575,19 @@ def identity_key(model):
     without the warning of :func:`describe_model`."""
     import json
 
-    ident = model.describe() if hasattr(model, "describe") else fingerprint(model)["sha256"]
+    describe = _method(model, "describe")
+    ident = describe() if describe is not None else fingerprint(model)["sha256"]
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _method(obj, name):
+    """``obj.name`` if it is callable, else None; an attribute lookup that raises (a
+    dict-backed ``__getattr__`` raising KeyError, say) counts as none."""
+    try:
+        found = getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - any lookup error: the object has no such method
+        return None
+    return found if callable(found) else None
 
 
 def describe_model(model):
@@ -514,8 +597,9 @@ def describe_model(model):
     Warns when no strong identity can be had (no source code to hash, nothing to pickle):
     then a changed model would reuse old results, and the warning says how to name it.
     """
-    if hasattr(model, "describe"):
-        return model.describe()
+    describe = _method(model, "describe")
+    if describe is not None:
+        return describe()
     target = model if (inspect.isfunction(model) or inspect.isclass(model)) else type(model)
     name = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}"
     fp = fingerprint(model)

@@ -169,6 +169,79 @@ def test_whatever_a_model_holds_is_its_identity():
     assert describe_model(counted) != before
 
 
+def test_values_that_repeat_or_hide_in_containers_are_told_apart():
+    """A second review: a setting equal to an earlier one was hashed as '(seen)' (a frozen
+    dataclass with scale == lo served scale 0's runs to scale 1); a namedtuple, and a dict
+    or list that holds a lambda, hashed to a constant."""
+    from collections import namedtuple
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Params:
+        lo: float
+        hi: float
+        scale: float
+
+    def holding(value):
+        def model(X):
+            return X * len(str(value))
+        return model
+
+    P = namedtuple("P", "k")
+    pairs = [(Params(0, 1, 0), Params(0, 1, 1)), (Params("a", "b", "a"), Params("a", "b", "b")),
+             (P(1), P(1000)), ((P(1),), (P(1000),)), ({"a": P(1)}, {"a": P(2)}),
+             ({"f": len, "k": 1}, {"f": len, "k": 1000})]
+    ns = {"__name__": "notebook_cell"}
+    exec("cfg = {'scale': lambda x: x, 'k': 2}\nfs = [lambda x: 2 * x]\n"
+         "def model(X):\n    return cfg['k'] * fs[0](X)\n", ns)
+    before = describe_model(ns["model"])["fingerprint"]
+    ns["cfg"]["k"] = 3
+    second = describe_model(ns["model"])["fingerprint"]
+    exec("fs[0] = lambda x: 3 * x\n", ns)
+    assert len({before, second, describe_model(ns["model"])["fingerprint"]}) == 3
+    for a, b in pairs:
+        assert describe_model(holding(a)) != describe_model(holding(b)), (a, b)
+        assert describe_model(holding(a)) == describe_model(holding(a))
+
+
+class _Config:
+    """A dict-backed configuration whose attribute lookup raises KeyError, not
+    AttributeError."""
+
+    def __init__(self, **values):
+        self._d = values
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.__dict__["_d"][name]
+
+    def __call__(self, X):
+        return X * self.k
+
+
+class _Node:
+    def __init__(self, nxt):
+        self.nxt = nxt
+
+    def __call__(self, X):
+        return X
+
+
+def test_odd_objects_are_identified_or_refused_clearly():
+    """A strict __getattr__ raised KeyError('py_func') from the numba check; a chain of 400
+    linked objects of the user's class hit Python's recursion limit."""
+    assert describe_model(_Config(k=1)) != describe_model(_Config(k=2))
+    node = None
+    for _ in range(150):
+        node = _Node(node)
+    assert describe_model(node) == describe_model(node)
+    for _ in range(1000):
+        node = _Node(node)
+    with pytest.raises(ValueError, match="nests deeper than 200 levels .* describe"):
+        describe_model(node)
+
+
 def test_the_identity_follows_the_users_code_into_other_modules(tmp_path, monkeypatch):
     """A model in one module of a project that calls a function of another: editing that
     other module makes another model (a review found it unnoticed)."""
@@ -191,18 +264,26 @@ def test_the_identity_follows_the_users_code_into_other_modules(tmp_path, monkey
 
 
 def test_the_identity_is_the_same_in_every_process(tmp_path):
-    """Sets of strings iterate in an order that follows the process's hash seed, and a numba
-    dispatcher pickles with a fresh UUID: neither may change a model's identity between the
-    run and its resume."""
+    """Sets of strings iterate in an order that follows the process's hash seed (and so does
+    a dict built from one), a numba dispatcher pickles with a fresh UUID, and a torch
+    tensor's pickle holds its memory address: none may change a model's identity between
+    the run and its resume."""
     import subprocess
 
-    code = ("import numba, numpy as np\n"
+    code = ("import numba, numpy as np, torch\n"
             "from uqkit.execution.model import describe_model\n"
             "names = ('alpha', frozenset({'E', 'nu', 'rho', 'thickness', 'length'}))\n"
+            "class Holder:\n    def __init__(self):\n"
+            "        self.tags = {'E', 'nu', 'rho'}\n"
+            "        self.order = {k: 1 for k in {'a', 'b', 'c', 'd'}}\n"
+            "holder = Holder()\n"
+            "torch.manual_seed(0)\nnet = torch.nn.Linear(3, 2)\n"
             "@numba.njit\n"
             "def kernel(x):\n    return 2 * x\n"
-            "def model(X):\n    return kernel(X) * len(names)\n"
-            "print(describe_model(model)['fingerprint'], describe_model(kernel)['fingerprint'])\n")
+            "def make(net):\n    def model(X):\n        return net(X) + kernel(X) * len(names)"
+            " * len(holder.tags)\n    return model\n"
+            "print(describe_model(make(net))['fingerprint'], "
+            "describe_model(kernel)['fingerprint'], describe_model(holder)['fingerprint'])\n")
     (tmp_path / "m.py").write_text(code)
     seen = {subprocess.run([sys.executable, str(tmp_path / "m.py")], capture_output=True,
                            text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
