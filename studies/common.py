@@ -105,7 +105,7 @@ def code_version(*modules):
     """A hash of the source of the :mod:`surrogates` package and the named modules
     (:func:`code_modules`): the code a study's cached results depend on, so that a changed
     trainer or study retrains instead of reusing stale fits."""
-    from uqkit.execution.model import source_digest
+    from uqkit.execution.identity import source_digest
 
     return source_digest(code_modules(*modules))
 

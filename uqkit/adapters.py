@@ -67,7 +67,7 @@ class MembraneModel:
         """The model's settings with the version and a hash of the source of the solver
         (every module of :mod:`fem` but its plotting), so that results of a changed solver
         are never mixed with older ones."""
-        from .execution.model import _versions, source_digest
+        from .execution.identity import _versions, source_digest
 
         return {"model": "fem.membrane", "p": self.p, "mesh": [self.nx, self.ny],
                 "mode": self.mode, "probes": {n: list(xy) for n, xy in self.probes.items()},
@@ -105,7 +105,7 @@ class SurrogateModel:
         return mean, np.asarray(std, dtype=float).reshape(len(X), -1) ** 2
 
     def describe(self):
-        from .execution.model import fingerprint
+        from .execution.identity import fingerprint
 
         return {"model": f"surrogate.{type(self.surrogate).__name__}",
                 "fingerprint": fingerprint(self.surrogate)["sha256"],

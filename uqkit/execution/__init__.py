@@ -1,7 +1,8 @@
 """Execution: a model run over samples, on local cores or a Dask cluster, resumably.
 
 Layer: below :mod:`uqkit.inputs`, above the analyses. ``model`` states the model protocol
-(outputs, statuses, identity); ``executors`` the pools; ``loaded_code`` when a warm pool
+(outputs, statuses); ``identity`` a model's identity (what stores key its results by);
+``executors`` the pools; ``loaded_code`` when a warm pool
 may be kept; ``placement`` where a batch runs; ``propagation`` runs a model over a
 sample in chunks; ``store`` and ``cache`` keep finished runs on disk; ``runner`` batches an
 analysis's calls on one pool. Imports numpy, loky, Dask (when asked), :mod:`uqkit.inputs`

@@ -22,8 +22,8 @@ import numpy as np
 
 from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_count,
                         interrupt_guard, is_local_pool, iter_completed, make_executor)
-from .model import (RAISED, ModelOutput, RunContext, describe_model, evaluate, identity_key,
-                    stack_values)
+from .identity import describe_model, identity_key
+from .model import RAISED, ModelOutput, RunContext, evaluate, stack_values
 from ..inputs.sampling import Samples
 from .loaded_code import call_reporting, take_report
 from .placement import (chunk_rows, record_cost, record_in_process, runs_in_process,
@@ -285,7 +285,7 @@ def propagate_batch(model, samples, executor, chunk_size=None, store=None, setti
     """:func:`propagate` of one batch of an analysis on an open ``executor``; on a local pool a
     small batch runs in this process instead, single-threaded as in a worker, by the rule of
     :mod:`uqkit.execution.placement` (a batch of a few cheap runs costs more to send than to
-    run). ``model_key``: the model's :func:`~uqkit.execution.model.identity_key`, if the
+    run). ``model_key``: the model's :func:`~uqkit.execution.identity.identity_key`, if the
     caller has it (about 1 ms to compute). The analyses' runner
     (:class:`uqkit.execution.runner.ModelRunner`) calls it."""
     with interrupt_guard():

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..inputs.sampling import Samples
 from .executors import check_picklable, make_executor
-from .model import identity_key
+from .identity import identity_key
 from .propagation import default_workers, propagate_batch
 
 __all__ = ["ModelRunner"]
@@ -73,7 +73,7 @@ class ModelRunner:
 
     @property
     def model_key(self):
-        """The model's :func:`~uqkit.execution.model.identity_key`, computed once when the
+        """The model's :func:`~uqkit.execution.identity.identity_key`, computed once when the
         ``with`` block opened its executor (None where the caller gave one), for callers of
         :func:`~uqkit.execution.propagation.propagate_batch` on :attr:`pool`."""
         return self._key

@@ -269,7 +269,7 @@ class Margin:
         return margin, out.status, out.reasons
 
     def describe(self):
-        from ..execution.model import describe_model
+        from ..execution.identity import describe_model
 
         return {"margin": {"column": self.column, "below": self.below, "above": self.above},
                 "model": describe_model(self.model)}

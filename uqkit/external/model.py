@@ -299,7 +299,7 @@ class ExternalModel:
         content, the command and the program it finds, the output parsers (a function's
         code), the inputs, constants, environment and timeout, and the source of this
         package. An edited deck or parser is never served old results."""
-        from ..execution.model import source_digest
+        from ..execution.identity import source_digest
 
         return {"model": "uqkit.external", "templates": self.template.digest(),
                 "command": self.command, "shell": self.shell, "program": self.program,

@@ -255,7 +255,7 @@ class Output:
         return self.parse(run_dir)
 
     def describe(self):
-        from ..execution.model import fingerprint
+        from ..execution.identity import fingerprint
 
         return {"function": fingerprint(self.parse)["sha256"], "size": self.size}
 

@@ -1,0 +1,449 @@
+"""A model's identity: what a study store and the result cache key its results by, so
+that results of two different models are never mixed, and a resumed run of the same model
+finds its own.
+
+:func:`describe_model` gives a model's ``describe()`` where it has one, else its qualified
+name and :func:`fingerprint`, a hash of its code (bytecode, followed through what it
+holds and calls), the values it holds, its modules' source and its packages' versions;
+:func:`identity_key` hashes either. :func:`source_digest` hashes modules' source without
+importing them. The hash is the same in every process: sets and dicts in a fixed order,
+numba dispatchers by their Python function, torch tensors by their values.
+
+Imports: the standard library; numba, torch and the model's own modules only as the model
+brings them.
+"""
+import functools
+import hashlib
+import inspect
+import sys
+import warnings
+
+__all__ = ["VALUE_DEPTH", "source_digest", "fingerprint", "identity_key", "describe_model"]
+
+
+@functools.lru_cache(maxsize=None)
+def _packages_distributions():
+    """``importlib.metadata.packages_distributions()``, read once per process: it scans every
+    installed distribution (~0.5 s), and a study asks for it once per model description."""
+    from importlib import metadata
+
+    return metadata.packages_distributions()
+
+
+def _versions(module_name):
+    """``{distribution: version}`` of the installed distributions providing the top-level
+    package of ``module_name`` (empty for a script or a notebook)."""
+    from importlib import metadata
+
+    top = module_name.split(".")[0]
+    out = {}
+    for dist in _packages_distributions().get(top, []):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:  # pragma: no cover - broken install
+            pass
+    return out
+
+
+def source_digest(module_names):
+    """SHA-256 of the source code of the named modules (in the given order); None if any has
+    no readable source.
+
+    A module that is not imported yet is read from its file without being imported (nor its
+    package's ``__init__`` run), so that hashing, say, the surrogates' code does not load torch
+    into a process that never trains; the text is the same as ``inspect.getsource`` of the
+    imported module."""
+    h = hashlib.sha256()
+    for name in module_names:
+        try:
+            h.update(_module_source(name).encode())
+        except (OSError, TypeError):
+            return None
+    return h.hexdigest()
+
+
+def _module_source(name):
+    """The source text of module ``name`` (see :func:`source_digest`)."""
+    import linecache
+
+    module = sys.modules.get(name)
+    if module is None:
+        origin = _source_file(name)
+        if origin is not None:
+            lines = linecache.getlines(origin)
+            if lines:
+                return "".join(lines)
+        import importlib
+
+        module = importlib.import_module(name)
+    return inspect.getsource(module)
+
+
+def _source_file(name):
+    """The ``.py`` file of module ``name``, found without executing the module or its parent
+    packages (the top-level name by every finder, as ``import`` would; a submodule in its
+    package's directories); None when it cannot be found that way."""
+    from importlib.machinery import PathFinder
+    from importlib.util import find_spec
+
+    top, *rest = name.split(".")
+    spec = sys.modules[top].__spec__ if top in sys.modules else find_spec(top)
+    for part in rest:
+        path = spec.submodule_search_locations if spec is not None else None
+        if path is None:
+            return None
+        spec = PathFinder.find_spec(f"{spec.name}.{part}", path)
+    origin = spec.origin if spec is not None else None
+    return origin if isinstance(origin, str) and origin.endswith(".py") else None
+
+
+def _code_objects(obj, seen):
+    """The Python functions and classes whose code decides what ``obj`` computes: a function
+    (unwrapped from ``functools.partial``, bound methods and numba's dispatchers), the
+    classes of an object's MRO (builtins aside), and what the functions and objects found
+    in closures, defaults, partial arguments, containers, the user's own objects'
+    attributes and, for the user's own code (:func:`_is_user_code`), the module globals its
+    functions read lead to. Depth first, in a fixed order, without recursion (a chain of a
+    thousand linked objects is fine)."""
+    found, stack = [], [obj]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        own, parts = _code_parts(item, item is obj)
+        found += own
+        stack.extend(reversed(parts))
+    return found
+
+
+def _code_parts(obj, top=False):
+    """``(targets, parts)``: the functions and classes ``obj`` itself is or defines, and the
+    values to look into next (see :func:`_code_objects`); ``top``: ``obj`` is the model
+    itself, whose classes count even where they are an installed package's."""
+    import functools
+    import types
+
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes,
+                                       types.ModuleType)):
+        return [], []
+    if isinstance(obj, functools.partial):
+        return [], [obj.func, *obj.args, *obj.keywords.values()]
+    if inspect.ismethod(obj):
+        return [], [obj.__func__, obj.__self__]
+    if _is_numba(obj):
+        return [], [obj.py_func]
+    if inspect.isfunction(obj):
+        return [obj], [v for _, v in _function_data(obj)]
+    if isinstance(obj, (tuple, list)):
+        return [], list(obj)
+    if isinstance(obj, dict):
+        return [], list(obj.values())
+    if isinstance(obj, (set, frozenset)):
+        return [], []
+    cls = obj if inspect.isclass(obj) else type(obj)
+    found = [c for c in cls.__mro__ if c.__module__ != "builtins"]
+    if not inspect.isclass(obj) and not _is_user_code(cls.__module__):
+        # a value of an installed type (an array, a model's weights): its data is hashed
+        # with its value; the model itself: its classes' code and versions too
+        return (found if top else []), []
+    parts = [v for c in found if _is_user_code(c.__module__) for f in _class_functions(c)
+             for v in (f, *(v for _, v in _function_data(f)))]
+    if not inspect.isclass(obj):
+        parts += [v for _, v in _attributes(obj)]
+    return found, parts
+
+
+def _is_code(v):
+    import functools
+
+    return (inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial)
+            or _is_numba(v))
+
+
+def _is_numba(v):
+    """Whether ``v`` is a numba dispatcher (``@njit``): identified by its Python function,
+    not by its pickle, which holds a fresh UUID in every process."""
+    if not type(v).__module__.startswith("numba"):
+        return False
+    try:
+        return inspect.isfunction(getattr(v, "py_func", None))
+    except Exception:  # noqa: BLE001 - an attribute lookup that raises
+        return False
+
+
+def _attributes(obj):
+    """An object's attributes by name: its ``__dict__`` and its ``__slots__``."""
+    out = dict(getattr(obj, "__dict__", {}) or {})
+    for cls in type(obj).__mro__:
+        slots = vars(cls).get("__slots__", ())
+        for name in ((slots,) if isinstance(slots, str) else slots):
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                out[name] = getattr(obj, name)
+    return sorted(out.items())
+
+
+def _is_user_code(module_name):
+    """Whether ``module_name`` is the user's own code (a script, a notebook, a project's
+    modules), not the standard library's nor an installed distribution's (those are
+    identified by their versions)."""
+    top = str(module_name).split(".")[0]
+    return top not in sys.stdlib_module_names and top != "builtins" and not _versions(top)
+
+
+def _global_names(code):
+    """The global names a code object and the code nested in it (lambdas, comprehensions,
+    inner functions) may read."""
+    import types
+
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _function_data(f):
+    """``(label, value)`` of what a function's result may depend on beside its bytecode: its
+    defaults, keyword-only defaults and closure cells, and, for the user's own code, the
+    module globals its code reads: all of them where the module has no source file (a
+    notebook, ``python -c``), else the functions, classes and modules among them (the
+    source holds the rest)."""
+    out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
+    out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+        try:
+            out.append((f"cell {name}", cell.cell_contents))
+        except ValueError:  # an empty cell
+            pass
+    if _is_user_code(f.__module__):
+        whole = not _has_source_file(f.__module__)
+        out += [(f"global {name}", v) for name in sorted(_global_names(f.__code__))
+                if name in f.__globals__ for v in (f.__globals__[name],)
+                if whole or _is_code(v) or inspect.isclass(v) or inspect.ismodule(v)]
+    return out
+
+
+def _has_source_file(module_name):
+    """Whether the module was loaded from a source file (whose text then identifies its
+    globals): not a notebook's or ``python -c``'s ``__main__``."""
+    import os
+
+    path = getattr(sys.modules.get(module_name), "__file__", None)
+    return isinstance(path, str) and path.endswith(".py") and os.path.isfile(path)
+
+
+def _class_functions(cls):
+    """The functions defined in a class's own body (static and class methods and properties
+    unwrapped), by name."""
+    out = []
+    for _, v in sorted(vars(cls).items()):
+        if isinstance(v, (staticmethod, classmethod)):
+            v = v.__func__
+        if isinstance(v, property):
+            out += [f for f in (v.fget, v.fset, v.fdel) if inspect.isfunction(f)]
+        elif inspect.isfunction(v):
+            out.append(v)
+    return out
+
+
+#: How deep :func:`_value_bytes` follows containers and objects before it gives up.
+VALUE_DEPTH = 200
+
+
+def _value_bytes(value, path=(), depth=0):
+    """Bytes that stand for a value a function or model holds, the same in every process:
+
+    * a number, string or None by its pickle; a module by its name (and a user module by its
+      source); a function, class or numba dispatcher by its name (its code is hashed on its
+      own); a partial or a bound method by its function and what it binds;
+    * a tuple (a named one too) or list by its items, a dict by its items and a set by its
+      members, each in the sorted order of their bytes (not in the order they iterate in,
+      which for a set follows the process's string hashing, as does a dict built from one);
+    * a dataclass, and an object of the user's own class, by its class and attributes;
+    * anything else (arrays, installed libraries' objects) pickled, with torch tensors by
+      their values (their pickle holds memory addresses); an unpicklable one by its
+      attributes.
+
+    ``path`` holds the containers and objects being hashed, to cut cycles.
+
+    Raises:
+        ValueError: the value nests deeper than :data:`VALUE_DEPTH`.
+    """
+    import dataclasses
+    import functools
+    import types
+
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return _pickled(value)
+    if any(value is p for p in path):
+        return b"(cycle)"
+    if depth > VALUE_DEPTH:
+        raise ValueError(f"cannot identify the model: what it holds nests deeper than "
+                         f"{VALUE_DEPTH} levels ({type(value).__qualname__}); give it a "
+                         "describe() method")
+    inner = path + (value,)
+
+    def each(items):
+        return b"".join(_value_bytes(v, inner, depth + 1) for v in items)
+
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+        source = source_digest([name]) if _is_user_code(name) else None
+        return f"module {name} {source or sorted(_versions(name).items())}".encode()
+    if isinstance(value, functools.partial):
+        return b"partial" + each((value.func, value.args, value.keywords))
+    if inspect.ismethod(value):
+        return b"method" + each((value.__func__, value.__self__))
+    if _is_code(value) or inspect.isclass(value):
+        target = value.py_func if _is_numba(value) else value
+        where = getattr(target, "__module__", "?"), getattr(target, "__qualname__", "?")
+        return f"code {where[0]}.{where[1]}".encode()
+    kind = type(value)
+    head = f"{kind.__module__}.{kind.__qualname__}|".encode()
+    if isinstance(value, (tuple, list)):
+        return head + str(len(value)).encode() + each(value)
+    if isinstance(value, dict):  # in key order: a dict built from a set is ordered by it
+        return head + str(len(value)).encode() + b"".join(sorted(
+            _value_bytes(k, inner, depth + 1) + b"=" + _value_bytes(v, inner, depth + 1)
+            for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return head + b"".join(sorted(_value_bytes(v, inner, depth + 1) for v in value))
+    if dataclasses.is_dataclass(value):
+        return head + each((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
+    if _is_user_code(kind.__module__):
+        return head + each(v for kv in _attributes(value) for v in kv)
+    try:
+        return head + _pickled(value)
+    except Exception:  # noqa: BLE001 - a lambda inside, a lock: its parts, one by one
+        return head + b"object" + each(v for kv in _attributes(value) for v in kv)
+
+
+def _pickled(value):
+    """``value``'s pickle, with every torch tensor in it (a model's weights) by its values,
+    dtype and shape: torch pickles a tensor's storage under its memory address."""
+    import io
+    import pickle
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            torch = sys.modules.get("torch")
+            if torch is not None and isinstance(obj, torch.Tensor):
+                data = obj.detach().cpu()
+                return _tensor_stand_in, (str(data.dtype), tuple(data.shape),
+                                          data.contiguous().view(-1).numpy(force=True)
+                                          .tobytes() if data.dtype != torch.bfloat16
+                                          else data.float().numpy().tobytes())
+            return NotImplemented
+
+    out = io.BytesIO()
+    Pickler(out, protocol=4).dump(value)
+    return out.getvalue()
+
+
+def _tensor_stand_in(*args):  # pragma: no cover - never called: only named in a hash
+    return args
+
+
+def _bytecode(target):
+    """The bytecode of a function or of a class's own functions, with the values they hold
+    (:func:`_function_data`) and, for the user's own class without a source file, its other
+    attributes, as bytes; empty for anything without Python bytecode."""
+    import marshal
+
+    user = _is_user_code(getattr(target, "__module__", "builtins"))
+    funcs = [target] if inspect.isfunction(target) else _class_functions(target)
+    out = []
+    for f in funcs:
+        out.append(marshal.dumps(f.__code__))
+        for label, value in _function_data(f):
+            out += [label.encode(), _value_bytes(value)]
+    if user and inspect.isclass(target) and not _has_source_file(target.__module__):
+        for name, value in sorted(vars(target).items()):
+            if not (name.startswith("__") or inspect.isfunction(value)
+                    or isinstance(value, (staticmethod, classmethod, property))):
+                out += [f"attribute {name}".encode(), _value_bytes(value)]
+    return b"".join(out)
+
+
+def fingerprint(obj):
+    """A strong identity of a model object, as a dict.
+
+    It hashes, so that a store never mixes results of two different models:
+
+    * the object's state, pickled (its parameters, weights, bound arguments);
+    * the bytecode of every function and class that decides what it computes
+      (:func:`_code_objects`: a function in a notebook, a lambda or a closure has no other
+      identity, since a plain pickle holds functions and classes by name only), followed
+      through closures, defaults, instance attributes and the user's own module globals
+      (another module of the user's project that the model calls is hashed too), with the
+      values those functions hold: defaults, keyword-only defaults and closure cells, of any
+      kind (a closure made with another constant, dict or object is another model);
+    * the source of the modules that define them (a changed function body, class attribute
+      or module constant changes it; for a model defined in a script, any edit of the
+      script); where a module has no source file (a notebook, ``python -c``), the values of
+      the module globals its functions name and its classes' attributes instead, so that a
+      notebook's model after a global it reads changed is another model;
+    * the versions of the installed packages that provide those modules.
+
+    A model that changes what it holds as it runs (a call counter, a cache) changes its
+    fingerprint with it, and a store refuses it on a resume: such a model should say what it
+    is with a ``describe()`` method.
+
+    ``strong`` is False when no Python bytecode decides the result (a callable written in C,
+    say); :func:`describe_model` then warns.
+    """
+    # a function is identified by its code and the values it holds, below
+    state = b"" if inspect.isfunction(obj) or _is_numba(obj) else _value_bytes(obj)
+    targets = _code_objects(obj, set())
+    code = b"".join(_bytecode(t) for t in targets)
+    modules = sorted({t.__module__ for t in targets if t.__module__ in sys.modules})
+    sources = [source_digest([m]) or "" for m in modules]
+    versions = sorted({kv for m in modules for kv in _versions(m).items()})
+    h = hashlib.sha256()
+    for part in (state, code, repr(sources).encode(), repr(versions).encode()):
+        h.update(hashlib.sha256(part).digest())
+    target = targets[0] if targets else type(obj)
+    return {"sha256": h.hexdigest(), "module": getattr(target, "__module__", "?"),
+            "strong": bool(code)}
+
+
+def identity_key(model):
+    """A short hash of a model's identity (its ``describe()``, else its :func:`fingerprint`),
+    without the warning of :func:`describe_model`."""
+    import json
+
+    describe = _method(model, "describe")
+    ident = describe() if describe is not None else fingerprint(model)["sha256"]
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _method(obj, name):
+    """``obj.name`` if it is callable, else None; an attribute lookup that raises (a
+    dict-backed ``__getattr__`` raising KeyError, say) counts as none."""
+    try:
+        found = getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - any lookup error: the object has no such method
+        return None
+    return found if callable(found) else None
+
+
+def describe_model(model):
+    """A JSON-friendly identity of a model for the study store: its ``describe()`` if it has
+    one, else its qualified name with a :func:`fingerprint`.
+
+    Warns when no strong identity can be had (no source code to hash, nothing to pickle):
+    then a changed model would reuse old results, and the warning says how to name it.
+    """
+    describe = _method(model, "describe")
+    if describe is not None:
+        return describe()
+    target = model if (inspect.isfunction(model) or inspect.isclass(model)) else type(model)
+    name = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}"
+    fp = fingerprint(model)
+    if not fp["strong"]:
+        warnings.warn(f"uqkit cannot identify the model {name} strongly (no source code or "
+                      "pickle): a store would not notice if it changed. Give it a describe() "
+                      "method that returns a dict naming its version and settings",
+                      stacklevel=3)
+    return {"model": name, "fingerprint": fp["sha256"]}
