@@ -6,8 +6,10 @@ finds its own.
 name and :func:`fingerprint`, a hash of its code (bytecode, followed through what it
 holds and calls), the values it holds, its modules' source and its packages' versions;
 :func:`identity_key` hashes either. :func:`source_digest` hashes modules' source without
-importing them. The hash is the same in every process: sets and dicts in a fixed order,
-numba dispatchers by their Python function, torch tensors by their values.
+importing them. The values a model holds are hashed by their pickle, the same in every
+process: functions and modules by name, sets in a fixed order, numba dispatchers by their
+Python function, torch tensors by their values (:func:`_value_bytes`); the code moved to
+another directory is the same code.
 
 Imports: the standard library; numba, torch and the model's own modules only as the model
 brings them.
@@ -18,7 +20,7 @@ import inspect
 import sys
 import warnings
 
-__all__ = ["VALUE_DEPTH", "source_digest", "fingerprint", "identity_key", "describe_model"]
+__all__ = ["source_digest", "fingerprint", "identity_key", "describe_model"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -145,8 +147,13 @@ def _code_parts(obj, top=False):
     found = [c for c in cls.__mro__ if c.__module__ != "builtins"]
     if not inspect.isclass(obj) and not _is_user_code(cls.__module__):
         # a value of an installed type (an array, a model's weights): its data is hashed
-        # with its value; the model itself: its classes' code and versions too
-        return (found if top else []), []
+        # with its value, the code it wraps (np.vectorize's function, a pipeline's or a
+        # network's own steps of the user's classes) is followed; the model itself: its
+        # classes' code and versions too
+        wraps = [v for _, v in _attributes(obj)
+                 if _is_code(v) or isinstance(v, (dict, list, tuple))
+                 or _is_user_code(type(v).__module__)]
+        return (found if top else []), wraps
     parts = [v for c in found if _is_user_code(c.__module__) for f in _class_functions(c)
              for v in (f, *(v for _, v in _function_data(f)))]
     if not inspect.isclass(obj):
@@ -173,14 +180,22 @@ def _is_numba(v):
 
 
 def _attributes(obj):
-    """An object's attributes by name: its ``__dict__`` and its ``__slots__``."""
-    out = dict(getattr(obj, "__dict__", {}) or {})
+    """An object's attributes by name: its ``__dict__`` and its ``__slots__`` (what cannot be
+    read counts as absent)."""
+    try:
+        found = getattr(obj, "__dict__", None)
+        out = dict(found) if isinstance(found, dict) else {}
+    except Exception:  # noqa: BLE001 - a __dict__ property that raises
+        out = {}
     for cls in type(obj).__mro__:
         slots = vars(cls).get("__slots__", ())
         for name in ((slots,) if isinstance(slots, str) else slots):
-            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
-                out[name] = getattr(obj, name)
-    return sorted(out.items())
+            try:
+                if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                    out[name] = getattr(obj, name)
+            except Exception:  # noqa: BLE001 - an unset or failing slot
+                pass
+    return sorted(out.items(), key=lambda kv: str(kv[0]))
 
 
 def _is_user_code(module_name):
@@ -247,102 +262,97 @@ def _class_functions(cls):
     return out
 
 
-#: How deep :func:`_value_bytes` follows containers and objects before it gives up.
-VALUE_DEPTH = 200
+#: Python's recursion limit while a value is pickled for its hash (a mesh of linked nodes
+#: and elements pickles depth first: a 20 x 20 one needs about 3,000 frames).
+PICKLE_RECURSION = 8000
 
 
-def _value_bytes(value, path=(), depth=0):
-    """Bytes that stand for a value a function or model holds, the same in every process:
-
-    * a number, string or None by its pickle; a module by its name (and a user module by its
-      source); a function, class or numba dispatcher by its name (its code is hashed on its
-      own); a partial or a bound method by its function and what it binds;
-    * a tuple (a named one too) or list by its items, a dict by its items and a set by its
-      members, each in the sorted order of their bytes (not in the order they iterate in,
-      which for a set follows the process's string hashing, as does a dict built from one);
-    * a dataclass, and an object of the user's own class, by its class and attributes;
-    * anything else (arrays, installed libraries' objects) pickled, with torch tensors by
-      their values (their pickle holds memory addresses); an unpicklable one by its
-      attributes.
-
-    ``path`` holds the containers and objects being hashed, to cut cycles.
+def _value_bytes(value):
+    """Bytes that stand for a value a function or model holds, the same in every process: its
+    pickle (:func:`_pickled`: unambiguous, in the order of its dicts, each shared object
+    once), where functions, classes, numba dispatchers and modules stand by their names (a
+    function's code and what it holds are hashed on their own, :func:`_bytecode`; a user
+    module also by its source), sets by their members in a fixed order (not in the order
+    they iterate in, which follows the process's string hashing) and torch tensors by their
+    values (their pickle holds memory addresses). An object that cannot be pickled (a lock,
+    an open file) by its type and its attributes, one by one.
 
     Raises:
-        ValueError: the value nests deeper than :data:`VALUE_DEPTH`.
+        ValueError: the value nests too deep to hash (a long chain of linked objects).
     """
-    import dataclasses
-    import functools
-    import types
-
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return _pickled(value)
-    if any(value is p for p in path):
-        return b"(cycle)"
-    if depth > VALUE_DEPTH:
-        raise ValueError(f"cannot identify the model: what it holds nests deeper than "
-                         f"{VALUE_DEPTH} levels ({type(value).__qualname__}); give it a "
-                         "describe() method")
-    inner = path + (value,)
-
-    def each(items):
-        return b"".join(_value_bytes(v, inner, depth + 1) for v in items)
-
-    if isinstance(value, types.ModuleType):
-        name = value.__name__
-        source = source_digest([name]) if _is_user_code(name) else None
-        return f"module {name} {source or sorted(_versions(name).items())}".encode()
-    if isinstance(value, functools.partial):
-        return b"partial" + each((value.func, value.args, value.keywords))
-    if inspect.ismethod(value):
-        return b"method" + each((value.__func__, value.__self__))
-    if _is_code(value) or inspect.isclass(value):
-        target = value.py_func if _is_numba(value) else value
-        where = getattr(target, "__module__", "?"), getattr(target, "__qualname__", "?")
-        return f"code {where[0]}.{where[1]}".encode()
-    kind = type(value)
-    head = f"{kind.__module__}.{kind.__qualname__}|".encode()
-    if isinstance(value, (tuple, list)):
-        return head + str(len(value)).encode() + each(value)
-    if isinstance(value, dict):  # in key order: a dict built from a set is ordered by it
-        return head + str(len(value)).encode() + b"".join(sorted(
-            _value_bytes(k, inner, depth + 1) + b"=" + _value_bytes(v, inner, depth + 1)
-            for k, v in value.items()))
-    if isinstance(value, (set, frozenset)):
-        return head + b"".join(sorted(_value_bytes(v, inner, depth + 1) for v in value))
-    if dataclasses.is_dataclass(value):
-        return head + each((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
-    if _is_user_code(kind.__module__):
-        return head + each(v for kv in _attributes(value) for v in kv)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, PICKLE_RECURSION))  # a mesh's linked nodes and elements
     try:
-        return head + _pickled(value)
-    except Exception:  # noqa: BLE001 - a lambda inside, a lock: its parts, one by one
-        return head + b"object" + each(v for kv in _attributes(value) for v in kv)
+        return _pickled(value)
+    except RecursionError:
+        raise ValueError(f"cannot identify the model: what it holds nests too deep "
+                         f"({type(value).__qualname__}); give it a describe() method") \
+            from None
+    except Exception:  # noqa: BLE001 - a lock, a file: its parts, one by one
+        kind = type(value)
+        return f"{kind.__module__}.{kind.__qualname__}|object".encode() + b"".join(
+            len(b).to_bytes(8, "little") + b for kv in _attributes(value) for b in (
+                _pickled(kv[0]), _value_bytes(kv[1]) if kv[1] is not value else b"(self)"))
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _pickled(value):
-    """``value``'s pickle, with every torch tensor in it (a model's weights) by its values,
-    dtype and shape: torch pickles a tensor's storage under its memory address."""
+    """``value``'s pickle by :func:`_pickler_class`."""
     import io
-    import pickle
-
-    class Pickler(pickle.Pickler):
-        def reducer_override(self, obj):
-            torch = sys.modules.get("torch")
-            if torch is not None and isinstance(obj, torch.Tensor):
-                data = obj.detach().cpu()
-                return _tensor_stand_in, (str(data.dtype), tuple(data.shape),
-                                          data.contiguous().view(-1).numpy(force=True)
-                                          .tobytes() if data.dtype != torch.bfloat16
-                                          else data.float().numpy().tobytes())
-            return NotImplemented
 
     out = io.BytesIO()
-    Pickler(out, protocol=4).dump(value)
+    _pickler_class()(out, protocol=4).dump(value)
     return out.getvalue()
 
 
-def _tensor_stand_in(*args):  # pragma: no cover - never called: only named in a hash
+@functools.lru_cache(maxsize=None)
+def _pickler_class():
+    """The pickler of :func:`_value_bytes`: Python's own (its C one passes sets by before
+    it can see them), with stand-ins for what pickles differently in every process or not
+    at all."""
+    import pickle
+    import types
+
+    class Pickler(pickle._Pickler):
+        def reducer_override(self, obj):
+            if obj is _stand_in:
+                return NotImplemented  # pickled by name, as any module-level function
+            if isinstance(obj, (set, frozenset)):
+                members = sorted(_pickled(v) for v in obj)
+                return _stand_in, (type(obj).__name__, members)
+            if isinstance(obj, types.ModuleType):
+                name = obj.__name__
+                source = source_digest([name]) if _is_user_code(name) else None
+                return _stand_in, ("module", name, source or sorted(_versions(name).items()))
+            if _is_numba(obj):
+                obj = obj.py_func
+            if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.isbuiltin(obj):
+                return _stand_in, ("code", getattr(obj, "__module__", None) or "?",
+                                   getattr(obj, "__qualname__", "?"))
+            torch = sys.modules.get("torch")
+            if torch is not None and isinstance(obj, torch.Tensor):
+                data = obj.detach().cpu()
+                raw = data.float() if data.dtype == torch.bfloat16 else data
+                return _stand_in, ("tensor", str(data.dtype), tuple(data.shape),
+                                   raw.contiguous().view(-1).numpy(force=True).tobytes())
+            return NotImplemented
+
+    return Pickler
+
+
+def _stand_in(*args):  # pragma: no cover - never called: only named in a hash
     return args
+
+
+def _without_file(code):
+    """``code`` and the code nested in it with no file name: a project moved or copied to
+    another directory is the same model (its source is hashed anyway)."""
+    import types
+
+    consts = tuple(_without_file(c) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_filename="", co_consts=consts)
 
 
 def _bytecode(target):
@@ -355,7 +365,7 @@ def _bytecode(target):
     funcs = [target] if inspect.isfunction(target) else _class_functions(target)
     out = []
     for f in funcs:
-        out.append(marshal.dumps(f.__code__))
+        out.append(marshal.dumps(_without_file(f.__code__)))
         for label, value in _function_data(f):
             out += [label.encode(), _value_bytes(value)]
     if user and inspect.isclass(target) and not _has_source_file(target.__module__):
