@@ -59,6 +59,8 @@ class WindStudy:
         self.sizes = tuple(int(n) for n in self.sizes)
         check_count(self.epochs, "epochs")
         self.tpu = self.tpu or SYNTHETIC
+        if os.path.isdir(self.tpu):
+            raise ValueError(f"--tpu: {self.tpu} is a directory, not a TPU .mat file")
         if not os.path.isfile(self.tpu):
             raise ValueError(f"--tpu: no such file: {self.tpu}")
         self.workers = cpu_count() if self.workers is None else int(self.workers)

@@ -107,3 +107,11 @@ def test_small_wind_study(tmp_path):
     for name in ("fig9_10_cp_mean.png", "fig9_10_cp_rms.png", "fig11_posterior_trace.png"):
         assert os.path.getsize(tmp_path / name) > 10_000
     assert report["data"]["taps"] == 504
+
+
+def test_a_tpu_path_that_is_a_directory_or_missing_is_named(tmp_path):
+    """A directory given as --tpu was reported as 'no such file'."""
+    with pytest.raises(ValueError, match=r"--tpu: .* is a directory, not a TPU .mat file"):
+        WindStudy(out=str(tmp_path / "out"), tpu=str(tmp_path))
+    with pytest.raises(ValueError, match=r"--tpu: no such file: .*nope.mat"):
+        WindStudy(out=str(tmp_path / "out"), tpu=str(tmp_path / "nope.mat"))

@@ -70,10 +70,13 @@ def _run(args):
     check_output_dir(out, "uqkit run: --out")
     from .. import propagate, sample
 
+    given = [f"--{key}" for key in ("n", "seed") if getattr(args, key) is not None]
     try:
         samples = sample(config.inputs, sampling["n"], sampling["rule"], sampling["seed"])
     except ValueError as exc:
-        raise UsageError(f"uqkit run: {config.path}: [sampling] {exc}") from None
+        where = f"{config.path}: [sampling]" + (f" (with {' and '.join(given)} from the "
+                                                "command line)" if given else "")
+        raise UsageError(f"uqkit run: {where} {exc}") from None
     execution = {"workers": args.workers, "dask": args.dask, "progress": not args.no_progress}
     res = propagate(config.model, samples, store=out / "store",
                     settings={"seed": sampling["seed"], "rule": sampling["rule"]}, **execution)

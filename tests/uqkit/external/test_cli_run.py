@@ -121,6 +121,14 @@ def test_invalid_toml_is_refused(tmp_path, capsys):
     assert "not valid TOML" in capsys.readouterr().err
 
 
+def test_a_bad_seed_from_the_command_line_is_not_blamed_on_the_file(tmp_path, capsys):
+    """--seed -1 was reported as the file's '[sampling] seed'."""
+    config = _study(tmp_path)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--seed", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "[sampling] (with --seed from the command line) seed must be" in err, err
+
+
 @pytest.mark.parametrize("make, out, message", [
     (lambda p: p.mkdir(), "out", r"is a directory, not a study file \(a .toml file\)"),
     (lambda p: p.write_bytes(b"[inputs]\nx = \xff\n"), "out",
