@@ -43,12 +43,13 @@ def locked(run):
     return wrapper
 
 
-def fe_model(study):
-    """The membrane FE model of a study with ``nx`` and ``ny`` settings: the Table-3 inputs,
-    w at the paper's probes taken as mesh points (``probe_frame="relative"``)."""
+def fe_model(nx=20, ny=10):
+    """The studies' membrane FE model on an ``nx`` x ``ny`` mesh (a study's ``nx`` and ``ny``
+    settings): the Table-3 inputs, w at the paper's probes taken as mesh points
+    (``probe_frame="relative"``)."""
     from uqkit.adapters import MembraneModel
 
-    return MembraneModel(nx=study.nx, ny=study.ny, probe_frame="relative")
+    return MembraneModel(nx=nx, ny=ny, probe_frame="relative")
 
 
 def warm_fe_pool(study):
@@ -65,7 +66,7 @@ def warm_fe_pool(study):
 
     if study.dask or (os.path.isdir(study.out) and os.listdir(study.out)):
         return []
-    return warm_pool(study.workers, fe_model(study).warm_up)
+    return warm_pool(study.workers, fe_model(study.nx, study.ny).warm_up)
 
 
 class StudyError(RuntimeError):

@@ -14,6 +14,8 @@ Example:
 import numpy as np
 from scipy import stats
 
+from .validation import check_int
+
 __all__ = ["quantile_interval", "bootstrap_se", "describe", "ecdf", "kde", "ks_statistic",
            "wasserstein", "compare", "exceedance_probability"]
 
@@ -77,18 +79,12 @@ def _check_level(level):
     return value
 
 
-def _check_count(value, name, least):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-
-
 def describe(y, quantiles=(0.01, 0.05, 0.5, 0.95, 0.99), level=0.95, n_boot=200, seed=0):
     """Mean, std, skewness, excess kurtosis and quantiles of a sample, with their Monte Carlo
     uncertainty (``*_se`` standard errors, ``quantile_ci`` intervals at ``level``; the
     skewness's and kurtosis's from ``n_boot`` >= 2 bootstrap resamples)."""
     level = _check_level(level)
-    _check_count(n_boot, "n_boot", 2)
+    check_int(n_boot, "n_boot", 2)
     bad = [q for q in quantiles if not 0 <= q <= 1]
     if bad:
         raise ValueError(f"quantiles must lie in [0, 1], got {bad}")
@@ -140,7 +136,7 @@ def kde(y, grid=None, n_grid=256, bins_per_bandwidth=64):
     """
     from scipy.signal import fftconvolve
 
-    _check_count(n_grid, "n_grid", 2)
+    check_int(n_grid, "n_grid", 2)
     if not (isinstance(bins_per_bandwidth, (int, float, np.integer, np.floating))
             and bins_per_bandwidth >= 1):
         raise ValueError(f"bins_per_bandwidth must be a number >= 1, got {bins_per_bandwidth!r}")

@@ -69,7 +69,7 @@ def run(study, log=print):
 
     os.makedirs(study.out, exist_ok=True)
     inputs = table3()
-    fe = fe_model(study)
+    fe = fe_model(study.nx, study.ny)
     truth, noise_std, observed = measurements(study, fe, inputs)
     log(f"true inputs {dict(zip(inputs.names, truth[0].round(6)))}; measured w "
         f"{observed.mean(axis=0).round(5).tolist()} (noise std {noise_std.round(6).tolist()})")

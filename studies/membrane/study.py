@@ -184,10 +184,13 @@ def study_tasks(study, fe, fig_index, uq_paths):
     return tasks
 
 
-def uq_order(study):
-    """``{Monte Carlo task: its fit's task}``: each UQ surrogate's Monte Carlo loads the file
-    its fit saves (:func:`study_tasks`)."""
-    return {f"uq-{study.n_uq_train}-{p}": f"uq-{study.n_uq_train}-{p}-fit" for p in study.priors}
+def uq_order(tasks):
+    """``{Monte Carlo task: its fit's task}`` of the pool's ``tasks``
+    (:func:`study_tasks`): each UQ surrogate's Monte Carlo loads the file its fit saves."""
+    saves = {fit.extra: name for name, task in tasks.items() if isinstance(task, UQFitTask)
+             for fit in task.fits}
+    return {name: saves[task.path] for name, task in tasks.items()
+            if isinstance(task, UQMonteCarloTask)}
 
 
 @locked
@@ -199,7 +202,7 @@ def run(study, log=print):
         StudyError: an FE data set came back with too few successful runs.
     """
     t_start = time.perf_counter()
-    model = fe_model(study)
+    model = fe_model(study.nx, study.ny)
     fe = fe_data(study, model, log)
     t_fe = time.perf_counter() - t_start
     fig_index = int(np.argmin(np.abs(fe.Wv[:, 0] - np.median(fe.Wv[:, 0]))))
@@ -218,7 +221,7 @@ def run(study, log=print):
         np.ascontiguousarray(fe.Wt).tobytes()).hexdigest()}
     extra = {f"{key}-{prior_name}": uq_extra for prior_name in study.priors}
     task_settings = {k: dict(settings, task=k, **extra.get(k, {})) for k in tasks}
-    after = uq_order(study)
+    after = uq_order(tasks)
     for mc, fit in after.items():
         # a fit whose file is gone is made again, with its Monte Carlo, where that must run
         if not os.path.exists(tasks[mc].path) and cache.load(mc, task_settings[mc]) is None:

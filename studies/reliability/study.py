@@ -31,7 +31,7 @@ class DeflectionLimit:
 
     def __init__(self, threshold, nx=20, ny=10):
         self.threshold = float(threshold)
-        self.fe = MembraneModel(nx=nx, ny=ny, probe_frame="relative")
+        self.fe = fe_model(nx, ny)
 
     def __call__(self, X):
         w, status, reasons = self.fe(X)
@@ -201,7 +201,7 @@ def run(study, log=print):
         StudyError: the pilot or the truth lost too many FE runs to go on.
     """
     t_start = time.perf_counter()
-    model = fe_model(study)
+    model = fe_model(study.nx, study.ny)
     d = len(table3().names)
     s = study.seed
     pilot = fe_runs(study, "pilot", _normal_points(study.n_pilot, d, 1000 * s + 11), model, log)

@@ -30,6 +30,7 @@ May import the rest of :mod:`uqkit`.
 """
 import os
 import time
+import warnings
 
 import numpy as np
 from scipy import special
@@ -82,11 +83,9 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
         (2.2, ('x',))
     """
     t0 = time.perf_counter()
-    from ..inputs.random_inputs import RandomInputs
+    from ..inputs.random_inputs import check_inputs
 
-    if not isinstance(prior, RandomInputs):
-        raise ValueError(f"prior must be a uqkit.inputs.RandomInputs, got "
-                         f"{type(prior).__name__}")
+    check_inputs(prior, "prior")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got method={method!r}")
     Y = _observed(observed)
@@ -105,8 +104,6 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
             u, extra, diagnostics = _emcee(evaluate, len(names), n_samples, rng, options)
             log_evidence = None
         if evaluate.failed:
-            import warnings
-
             warnings.warn(
                 f"{evaluate.failed} of {evaluate.runs} model runs failed and were given zero "
                 "likelihood: the posterior leaves out the inputs where the model fails, and "

@@ -123,7 +123,6 @@ def _code_parts(obj, top=False):
     """``(targets, parts)``: the functions and classes ``obj`` itself is or defines, and the
     values to look into next (see :func:`_code_objects`); ``top``: ``obj`` is the model
     itself, whose classes count even where they are an installed package's."""
-    import functools
     import types
 
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes,
@@ -162,8 +161,6 @@ def _code_parts(obj, top=False):
 
 
 def _is_code(v):
-    import functools
-
     return (inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial)
             or _is_numba(v))
 

@@ -63,7 +63,7 @@ RUN_DIGITS = 6
 #: The template variable that holds the run's row index.
 RUN_INDEX = "run_index"
 #: The folder of a store's run directories that keeps each successful run's answer until
-#: the call that made it returns (see the module docstring).
+#: the store has saved its chunk (see the module docstring).
 FINISHED = ".finished"
 #: The modules whose source decides what an external model computes.
 SOURCE_MODULES = ("uqkit.external.model", "uqkit.external.outputs",
@@ -207,9 +207,7 @@ class ExternalModel:
         if context is None:
             context = RunContext(np.arange(len(X)))
         base, temporary = self._base_dir(context.store)
-        # answers kept across a stop only inside a store, whose manifest checked the model
-        finished = base / FINISHED if context.store is not None and self.workdir is None \
-            else None
+        finished = self._finished_dir(context.store)
         env = self._environment()
         values = np.full((len(X), len(self.output_names)), np.nan)
         status = np.zeros(len(X), dtype=np.int64)
@@ -230,20 +228,28 @@ class ExternalModel:
 
     def rows_saved(self, context):
         """Drop the kept answers of the runs of ``context.rows``: the store
-        ``context.store`` has saved them (see the module docstring)."""
-        if context.store is None or self.workdir is not None:
+        ``context.store`` has saved them (see the module docstring). Looks through the few
+        files kept, not through the rows (a whole sample's, once the store is complete)."""
+        finished = self._finished_dir(context.store)
+        if finished is None or not finished.is_dir():
             return
-        finished = Path(context.store) / "runs" / FINISHED
-        if not finished.is_dir():
-            return
-        for row in context.rows:
-            name = run_name(int(row))
-            (finished / f"{name}.json").unlink(missing_ok=True)
-            (finished / f".{name}.tmp").unlink(missing_ok=True)
+        rows = set(np.asarray(context.rows, dtype=np.int64).tolist())
+        for entry in os.scandir(finished):  # NAME.json, or .NAME.tmp where a kill cut one short
+            name = entry.name.removeprefix(".").split(".")[0]
+            if name.isdigit() and int(name) in rows:
+                Path(entry.path).unlink(missing_ok=True)
         try:
             finished.rmdir()  # once no worker keeps a run there
         except OSError:
             pass
+
+    def _finished_dir(self, store):
+        """Where successful runs' answers wait for their chunk (:data:`FINISHED`): only in a
+        study store, whose manifest has checked the model, not in a work directory of the
+        user's; None otherwise."""
+        if store is None or self.workdir is not None:
+            return None
+        return Path(store) / "runs" / FINISHED
 
     def _base_dir(self, store):
         """The work directory and whether it is a temporary one made for this call."""

@@ -123,7 +123,7 @@ class DeckTemplate:
             return None
         try:
             tree = env.parse(text, name=rel)
-            env.compile(text, name=rel)  # what parsing does not check: filters, tests exist
+            env.compile(tree, name=rel)  # what parsing does not check: filters, tests exist
         except jinja2.TemplateSyntaxError as exc:
             hint = "" if isinstance(exc, jinja2.TemplateAssertionError) else (
                 " (a deck whose own syntax uses '{{', '{%' or '{#' can change the delimiters "

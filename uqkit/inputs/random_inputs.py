@@ -88,9 +88,8 @@ class RandomInputs:
         if cls is None:
             raise ValueError(f"unknown copula {kind!r}; known: {', '.join(sorted(COPULAS))}")
         if cls in (chaospy.Nataf, chaospy.TCopula):
-            joint = cls(self.joint, _correlation(parameter, kind, self.dim)) \
-                if cls is chaospy.Nataf \
-                else cls(self.joint, 5, _correlation(parameter, kind, self.dim))
+            R = _correlation(parameter, kind, self.dim)
+            joint = cls(self.joint, R) if cls is chaospy.Nataf else cls(self.joint, 5, R)
         else:
             theta = float(parameter)
             if not (np.isfinite(theta) and theta > 0):
