@@ -29,7 +29,7 @@ except PackageNotFoundError:  # pragma: no cover - a source tree that was never 
 _EXPORTS = {"RandomInputs": "inputs", "PropagationResult": "execution.propagation",
             "propagate": "execution.propagation", "Samples": "inputs.sampling",
             "sample": "inputs.sampling", "StudyStore": "execution.store",
-            "load_dataset": "execution.store"}
+            "load_dataset": "execution.store", "PerRunModel": "execution.per_run"}
 
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -19,8 +19,9 @@ study store to refuse mixing results of different models), and for models that r
   loses little);
 * ``rows_saved(context)``: called in the propagating process once the rows of ``context``
   are saved in the store ``context.store``, for a model that keeps each run's answer until
-  then (:class:`uqkit.external.ExternalModel`, so that a study stopped mid-chunk does not
-  make its finished runs again).
+  then (:class:`uqkit.external.ExternalModel` and
+  :class:`uqkit.execution.per_run.PerRunModel`, so that a study stopped mid-chunk does not
+  make its finished runs again: :mod:`uqkit.execution.kept_runs`).
 """
 import time
 from dataclasses import dataclass
@@ -103,7 +104,13 @@ def stack_values(blocks, statuses, what="chunks"):
 
 
 def normalise_output(raw, n):
-    """Turn whatever a model returned for n rows into a :class:`ModelOutput`."""
+    """Turn whatever a model returned for n rows into a :class:`ModelOutput` (a model of
+    uqkit's own, :class:`uqkit.execution.per_run.PerRunModel`, returns one already)."""
+    if isinstance(raw, ModelOutput):
+        if raw.values.ndim != 2 or len(raw.values) != n or raw.status.shape != (n,):
+            raise ValueError(f"the model returned outputs of shape {raw.values.shape} for "
+                             f"{n} rows")
+        return raw
     status = reasons = None
     if isinstance(raw, tuple):
         if len(raw) not in (2, 3):

@@ -28,8 +28,9 @@ inputs and outputs, one small JSON file, atomically) until the store has saved i
 (:meth:`ExternalModel.rows_saved`, called by :func:`uqkit.propagate`): the store saves
 whole chunks of runs, so a study stopped mid-chunk (Ctrl-C, SIGKILL, a lost node) would
 otherwise make the chunk's finished runs again. A run whose file holds the very same inputs
-is taken from it instead of being run; a failed run is always made again. The store's
-manifest has checked the model's identity before any of this is read.
+is taken from it instead of being run; a failed run is always made again
+(:mod:`uqkit.execution.kept_runs`, whose format it is). The store's manifest has checked the
+model's identity before any of this is read.
 
 May import :mod:`uqkit.execution.model`, :mod:`uqkit.execution.executors` and the other
 modules of this package.
@@ -41,14 +42,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ..execution import kept_runs
 from ..execution.executors import THREAD_VARIABLES
+from ..execution.kept_runs import run_name
 from ..execution.model import RunContext
 from .outputs import OutputError, as_output, read_output
 from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
 
-__all__ = ["FAILED_EXIT", "FAILED_TIMEOUT", "FAILED_OUTPUT", "KEEP", "RUN_DIGITS", "RUN_INDEX",
-           "FINISHED", "SOURCE_MODULES", "run_name", "ExternalModel"]
+__all__ = ["FAILED_EXIT", "FAILED_TIMEOUT", "FAILED_OUTPUT", "KEEP", "RUN_INDEX",
+           "SOURCE_MODULES", "ExternalModel"]
 
 #: Status of a run whose program exited with a non-zero code or was killed by a signal.
 FAILED_EXIT = 1
@@ -58,25 +61,12 @@ FAILED_TIMEOUT = 2
 FAILED_OUTPUT = 3
 #: What :class:`ExternalModel` keeps of the run directories.
 KEEP = ("none", "failed", "all")
-#: Digits of a run directory's name (more when the row index needs them).
-RUN_DIGITS = 6
 #: The template variable that holds the run's row index.
 RUN_INDEX = "run_index"
-#: The folder of a store's run directories that keeps each successful run's answer until
-#: the store has saved its chunk (see the module docstring).
-FINISHED = ".finished"
 #: The modules whose source decides what an external model computes.
 SOURCE_MODULES = ("uqkit.external.model", "uqkit.external.outputs",
-                  "uqkit.external.templates", "uqkit.external.process")
-
-
-def run_name(row):
-    """The name of row ``row``'s run directory.
-
-    >>> run_name(42), run_name(1234567)
-    ('000042', '1234567')
-    """
-    return f"{int(row):0{RUN_DIGITS}d}"
+                  "uqkit.external.templates", "uqkit.external.process",
+                  "uqkit.execution.kept_runs")
 
 
 class ExternalModel:
@@ -214,11 +204,11 @@ class ExternalModel:
         reasons = np.full(len(X), "ok", dtype=object)
         try:
             for i, (x, row) in enumerate(zip(X, context.rows)):
-                kept = _recall(finished, int(row), x, len(self.output_names))
+                kept = kept_runs.recall(finished, int(row), x, len(self.output_names))
                 if kept is None:
                     values[i], status[i], reasons[i] = self._run_one(x, int(row), base, env)
                     if status[i] == 0:
-                        _keep(finished, int(row), x, values[i])
+                        kept_runs.keep(finished, int(row), x, values[i])
                 else:
                     values[i], status[i], reasons[i] = kept, 0, "ok"
         finally:
@@ -228,28 +218,14 @@ class ExternalModel:
 
     def rows_saved(self, context):
         """Drop the kept answers of the runs of ``context.rows``: the store
-        ``context.store`` has saved them (see the module docstring). Looks through the few
-        files kept, not through the rows (a whole sample's, once the store is complete)."""
-        finished = self._finished_dir(context.store)
-        if finished is None or not finished.is_dir():
-            return
-        rows = set(np.asarray(context.rows, dtype=np.int64).tolist())
-        for entry in os.scandir(finished):  # NAME.json, or .NAME.tmp where a kill cut one short
-            name = entry.name.removeprefix(".").split(".")[0]
-            if name.isdigit() and int(name) in rows:
-                Path(entry.path).unlink(missing_ok=True)
-        try:
-            finished.rmdir()  # once no worker keeps a run there
-        except OSError:
-            pass
+        ``context.store`` has saved them (see the module docstring)."""
+        kept_runs.drop(self._finished_dir(context.store), context.rows)
 
     def _finished_dir(self, store):
-        """Where successful runs' answers wait for their chunk (:data:`FINISHED`): only in a
+        """Where successful runs' answers wait for their chunk (:func:`uqkit.execution.kept_runs.kept_folder`): only in a
         study store, whose manifest has checked the model, not in a work directory of the
         user's; None otherwise."""
-        if store is None or self.workdir is not None:
-            return None
-        return Path(store) / "runs" / FINISHED
+        return None if self.workdir is not None else kept_runs.kept_folder(store)
 
     def _base_dir(self, store):
         """The work directory and whether it is a temporary one made for this call."""
@@ -313,45 +289,6 @@ class ExternalModel:
                 "input_names": list(self.input_names), "constants": self.constants,
                 "env": self.env, "timeout": self.timeout,
                 "source": source_digest(SOURCE_MODULES)}
-
-
-def _keep(folder, row, x, values):
-    """Write a successful run's inputs and outputs to ``folder`` (see :data:`FINISHED`)."""
-    if folder is None:
-        return
-    import json
-
-    name = run_name(row)
-    body = json.dumps({"inputs": x.tolist(), "outputs": values.tolist()})
-    for attempt in range(3):  # the parent may remove the folder as a chunk is saved
-        folder.mkdir(exist_ok=True)
-        try:
-            # written whole, then renamed into place (no fsync: a lost answer is only a
-            # run made again); a half-written one left by a kill is dropped by rows_saved
-            (folder / f".{name}.tmp").write_text(body)
-            os.replace(folder / f".{name}.tmp", folder / f"{name}.json")
-            return
-        except FileNotFoundError:
-            if attempt == 2:
-                raise
-
-
-def _recall(folder, row, x, k):
-    """The ``k`` outputs a successful run of row ``row`` with inputs ``x`` left in
-    ``folder``, or None (no such run, other inputs, an unreadable file)."""
-    if folder is None:
-        return None
-    import json
-
-    try:
-        with open(folder / f"{run_name(row)}.json") as fh:
-            kept = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(kept, dict) or kept.get("inputs") != x.tolist():
-        return None
-    outputs = np.asarray(kept.get("outputs"), dtype=float)
-    return outputs if outputs.shape == (k,) and np.isfinite(outputs).all() else None
 
 
 def _read(name, parser, run_dir):

@@ -217,7 +217,7 @@ def test_a_stopped_calls_finished_runs_are_taken_from_their_files_not_run_again(
     those runs again on the rerun (4 of 12 finished runs after a Ctrl-C, in an audit). Each
     successful run now leaves its answer in runs/.finished until its chunk is saved."""
     from uqkit.execution.model import RunContext
-    from uqkit.external.model import FINISHED, run_name
+    from uqkit.execution.kept_runs import FINISHED, run_name
 
     log = tmp_path / "ran.log"
     (deck / "run.sh").write_text(SOLVER + f"echo {{{{ run_index }}}} >> {log}\n")
@@ -251,7 +251,7 @@ def test_a_stopped_calls_finished_runs_are_taken_from_their_files_not_run_again(
 
 def test_a_run_is_kept_while_its_call_runs_and_a_failed_one_is_not(deck, tmp_path):
     from uqkit.execution.model import RunContext
-    from uqkit.external.model import FINISHED, run_name
+    from uqkit.execution.kept_runs import FINISHED, run_name
 
     finished = tmp_path / "store" / "runs" / FINISHED
     seen = tmp_path / "seen"
@@ -270,7 +270,7 @@ def test_nothing_is_left_in_finished_after_a_study_wrapped_in_a_margin(deck, tmp
     """The reliability command wraps the model in a Margin, which did not pass rows_saved
     on: every run's answer stayed in runs/.finished (a review found it). What a stopped run
     left for rows it had saved, and half-written answers, go when the store is complete."""
-    from uqkit.external.model import FINISHED, run_name
+    from uqkit.execution.kept_runs import FINISHED, run_name
 
     s = _samples(8)
     store = tmp_path / "st"

@@ -1,0 +1,53 @@
+"""The answers kept until a chunk is stored: read back bit for bit, and only for the very
+same run."""
+import numpy as np
+
+from uqkit.execution import kept_runs
+
+
+def test_a_kept_answer_reads_back_bit_for_bit(tmp_path):
+    """JSON writes floats by their shortest repr: a kept answer must be the run's own bits,
+    extremes and subnormals included, or a resumed study would differ from an unstopped one."""
+    folder = kept_runs.kept_folder(tmp_path)
+    rng = np.random.default_rng(3)
+    values = np.concatenate([rng.standard_normal(20) * 10.0 ** rng.integers(-300, 300, 20),
+                             [5e-324, -0.0, 1.7976931348623157e308, 0.1 + 0.2]])
+    x = rng.standard_normal(4) / 3
+    kept_runs.keep(folder, 12, x, values)
+    back = kept_runs.recall(folder, 12, x, len(values))
+    assert back.tobytes() == values.tobytes()
+    assert kept_runs.recall(folder, 12, x, None).tobytes() == values.tobytes()
+
+
+def test_an_answer_is_taken_only_for_the_same_row_inputs_and_width(tmp_path):
+    folder = kept_runs.kept_folder(tmp_path)
+    x = np.array([1.0, 2.0])
+    kept_runs.keep(folder, 3, x, np.array([4.0, 5.0]))
+    assert kept_runs.recall(folder, 4, x, 2) is None  # another row
+    assert kept_runs.recall(folder, 3, x + 1e-12, 2) is None  # other inputs
+    assert kept_runs.recall(folder, 3, x, 3) is None  # another number of outputs
+    assert kept_runs.recall(None, 3, x, 2) is None  # no store
+
+
+def test_damaged_or_non_finite_files_are_runs_to_make_again(tmp_path):
+    folder = kept_runs.kept_folder(tmp_path)
+    x = np.array([1.0])
+    folder.mkdir(parents=True)
+    for row, body in enumerate(['{"inputs": [1.0], "outputs": [NaN]}', '{"inputs": [1.0', "[]",
+                                '{"inputs": [1.0], "outputs": "a"}',
+                                '{"inputs": [1.0], "outputs": [[1.0]]}',
+                                '{"inputs": [1.0], "outputs": []}']):
+        (folder / f"{kept_runs.run_name(row)}.json").write_text(body)
+        assert kept_runs.recall(folder, row, x, None) is None, body
+
+
+def test_drop_removes_the_saved_rows_and_their_cut_short_files_only(tmp_path):
+    folder = kept_runs.kept_folder(tmp_path)
+    for row in (1, 2, 1234567):
+        kept_runs.keep(folder, row, np.array([row]), np.array([0.0]))
+    (folder / ".000002.tmp").write_text('{"inp')  # a write cut short by a kill
+    kept_runs.drop(folder, [2, 1234567])
+    assert sorted(p.name for p in folder.iterdir()) == ["000001.json"]
+    kept_runs.drop(folder, np.array([1]))
+    assert not folder.exists()
+    kept_runs.drop(folder, [1])  # nothing there: nothing to do

@@ -1,0 +1,208 @@
+"""A function of one run as a model: the same answers as the vectorised formula, each run's
+failure alone, and a stopped study that makes only its unfinished runs again."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from uqkit import PerRunModel, propagate
+from uqkit.execution import kept_runs
+from uqkit.execution.identity import identity_key
+from uqkit.execution.model import RAISED, RunContext
+from uqkit.execution.store import load_dataset
+from uqkit.inputs.sampling import Samples
+
+
+def cantilever(P, E):
+    """Tip deflection (m) of a 2 m cantilever, 0.1 x 0.05 m: P (N), E (Pa)."""
+    return 4 * P * 2.0 ** 3 / (E * 0.1 * 0.05 ** 3)
+
+
+def _samples(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return Samples(np.column_stack([rng.normal(1000, 100, n), rng.normal(2.1e11, 1e10, n)]),
+                   ("P", "E"))
+
+
+def test_runs_on_a_pool_give_the_vectorised_formulas_answers_in_the_models_input_order():
+    samples = _samples()
+    truth = cantilever(samples["P"], samples["E"])
+    # the model names its inputs the other way round: named samples are reordered to it
+    by_array = PerRunModel(lambda x: [cantilever(x[1], x[0]), x[1]], input_names=["E", "P"])
+    res = propagate(by_array, samples, workers=2, progress=False)
+    assert res.outputs.shape == (40, 2) and res.n_failed == 0
+    np.testing.assert_array_equal(res.outputs[:, 0], truth)
+    np.testing.assert_array_equal(res.outputs[:, 1], samples["P"])
+    by_name = PerRunModel(cantilever, input_names=["E", "P"], keywords=True,
+                          output_names=["v"])
+    res = propagate(by_name, samples, executor="serial", progress=False)
+    np.testing.assert_array_equal(res.outputs[:, 0], truth)
+    assert res.output_names == ("v",)
+
+
+def test_a_run_that_raises_fails_alone_with_its_reason_and_traceback():
+    def model(x):
+        if x[0] == 2:
+            raise ArithmeticError("no convergence at x=2")
+        return x[0] ** 2
+
+    calls = []
+    out = PerRunModel(lambda x: calls.append(x[0]) or model(x))(np.arange(5.0)[:, None])
+    assert calls == [0, 1, 2, 3, 4]  # each run once: no second pass row by row
+    assert out.status.tolist() == [0, 0, RAISED, 0, 0]
+    assert out.reasons[2] == "raised ArithmeticError: no convergence at x=2"
+    assert "no convergence" in out.traceback and "model(x)" in out.traceback
+    np.testing.assert_array_equal(out.values[[0, 1, 3, 4], 0], [0, 1, 9, 16])
+    assert np.isnan(out.values[2, 0])
+    res = propagate(PerRunModel(model), np.arange(5.0)[:, None], executor="serial",
+                    progress=False)
+    assert res.n_failed == 1 and res.rows_rerun == 0 and not res.batch_errors
+
+
+@pytest.mark.parametrize("answer, names, reason", [
+    (float("nan"), None, "non-finite output"),
+    ({"a": 1.0}, ("a", "b"), "raised ValueError: the function returned ['a'], not the "
+                             "output_names ['a', 'b']"),
+    ({"a": 1.0}, None, "give output_names"),
+    ([1.0, 2.0, 3.0], ("a", "b"), "returned 3 outputs, not the 2 of output_names ['a', 'b']"),
+    (np.ones((2, 2)), None, "a run returns a number or a flat sequence"),
+    (1 + 2j, None, "complex outputs"),
+])
+def test_a_run_with_a_bad_answer_fails_with_a_reason_that_names_it(answer, names, reason):
+    model = PerRunModel(lambda x: answer if x[0] == 1 else
+                        (dict(zip(names, (5.0, 6.0))) if isinstance(answer, dict) and names
+                         else [5.0] * len(names or [0])), output_names=names)
+    out = model(np.array([[0.0], [1.0]]))
+    assert out.status.tolist() == [0, RAISED]
+    assert reason in out.reasons[1]
+
+
+def test_a_dict_answer_is_ordered_by_output_names():
+    model = PerRunModel(lambda x: {"s": 2 * x[0], "v": x[0] + 1}, output_names=["v", "s"])
+    np.testing.assert_array_equal(model(np.array([[1.0], [3.0]])).values, [[2, 2], [4, 6]])
+
+
+def test_a_run_with_another_number_of_outputs_than_the_first_fails():
+    out = PerRunModel(lambda x: [x[0]] * int(x[0]))(np.array([[2.0], [3.0], [2.0]]))
+    assert out.status.tolist() == [0, RAISED, 0]
+    assert out.reasons[1] == "raised ValueError: returned 3 outputs where an earlier run returned 2"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"function": 3}, "function must be callable, got 3"),
+    ({"keywords": True}, "give input_names"),
+    ({"input_names": "PE"}, "got the string 'PE'"),
+    ({"output_names": ["v", "v"]}, "distinct names"),
+    ({"chunk_size": 0}, "chunk_size"),
+    ({"cores_per_run": 1.5}, "cores_per_run"),
+])
+def test_bad_settings_are_refused_by_name(kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        PerRunModel(**{"function": np.sum, **kwargs})
+
+
+def test_inputs_of_the_wrong_width_are_refused_before_any_run():
+    with pytest.raises(ValueError, match=r"X must be an \(n, 2\) array with columns"):
+        PerRunModel(cantilever, input_names=["P", "E"], keywords=True)(np.ones((3, 3)))
+
+
+def test_in_a_store_finished_runs_are_kept_and_taken_back_not_run_again(tmp_path):
+    calls = []
+
+    def model(x):
+        calls.append(float(x[0]))
+        return [x[0] ** 2, -x[0]]
+
+    X = np.arange(6.0)[:, None]
+    context = RunContext(np.arange(10, 16), str(tmp_path))
+    first = PerRunModel(model)(X[:4], context[:4])
+    assert calls == [0, 1, 2, 3]
+    # a rerun of the whole chunk: the four kept answers are taken, row 2 with other inputs is
+    # run again, and the results are those of the runs themselves
+    X[2] = 7.0
+    again = PerRunModel(model)(X, context)
+    assert calls == [0, 1, 2, 3, 7, 4, 5]
+    np.testing.assert_array_equal(again.values[[0, 1, 3]], first.values[[0, 1, 3]])
+    np.testing.assert_array_equal(again.values[2], [49, -7])
+    PerRunModel(model).rows_saved(context)
+    assert not kept_runs.kept_folder(tmp_path).exists()
+
+
+def test_failed_runs_are_not_kept_and_nothing_is_kept_without_a_store(tmp_path):
+    model = PerRunModel(lambda x: x[0] if x[0] > 0 else float("nan"))
+    model(np.array([[0.0], [1.0]]), RunContext(np.array([0, 1]), str(tmp_path)))
+    assert sorted(p.name for p in kept_runs.kept_folder(tmp_path).iterdir()) == ["000001.json"]
+    cwd = os.getcwd()
+    os.chdir(tmp_path / "runs")
+    try:
+        model(np.array([[1.0]]))
+        assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [".finished"]
+    finally:
+        os.chdir(cwd)
+
+
+def test_models_of_other_functions_have_other_identities():
+    """A store must refuse the runs of another function: the wrapper's identity is the
+    function's, not only the class's."""
+    def f(x):
+        return x[0]
+    key = identity_key(PerRunModel(f))
+
+    def f(x):  # noqa: F811 - the same name, other code
+        return 2 * x[0]
+    assert identity_key(PerRunModel(f)) != key
+    assert identity_key(PerRunModel(f)) == identity_key(PerRunModel(f))
+    assert identity_key(PerRunModel(f, output_names=["y"])) != identity_key(PerRunModel(f))
+
+
+SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    from uqkit import PerRunModel, propagate
+    from uqkit.inputs.sampling import Samples
+
+    store, log, stop_after = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+    def run(x):
+        with open(log, "a") as fh:
+            done = fh.tell() // 8  # a fixed-width line per finished run
+            if done == stop_after:
+                os._exit(9)  # the machine dies mid-chunk
+            y = np.sin(x[0]) * x[1]
+            fh.write(f"{int(x[2]):7d}\\n")
+        return y
+
+    X = np.column_stack([np.linspace(0, 3, 60), np.linspace(1, 2, 60), np.arange(60)])
+    res = propagate(PerRunModel(run), Samples(X, ("a", "b", "i")), executor="serial",
+                    chunk_size=25, store=store, progress=False)
+    print(json.dumps({"computed": res.computed, "loaded": res.loaded}))
+""")
+
+
+def test_a_study_killed_mid_chunk_makes_only_its_unfinished_runs_again(tmp_path):
+    """Chunks of 25: killed after 37 runs, the store had saved one chunk; the 12 runs finished
+    in the second were made again before their answers were kept."""
+    script = tmp_path / "study.py"
+    script.write_text(SCRIPT)
+    store, log = tmp_path / "store", tmp_path / "runs.log"
+
+    def study(stop_after, store=store):
+        return subprocess.run([sys.executable, str(script), str(store), str(log),
+                               str(stop_after)], capture_output=True, text=True, timeout=300)
+
+    killed = study(37)
+    assert killed.returncode == 9, killed.stderr
+    assert len(load_dataset(store)["rows"]) == 25  # one chunk saved, 12 runs of the next kept
+    assert len(os.listdir(kept_runs.kept_folder(store))) == 12
+    resumed = study(-1)
+    assert json.loads(resumed.stdout) == {"computed": 35, "loaded": 25}, resumed.stderr
+    runs = [int(i) for i in log.read_text().split()]
+    assert runs == list(range(60))  # every run made once
+    assert not kept_runs.kept_folder(store).exists()
+    X = np.column_stack([np.linspace(0, 3, 60), np.linspace(1, 2, 60)])
+    np.testing.assert_array_equal(load_dataset(store)["outputs"][:, 0],
+                                  [np.sin(a) * b for a, b in X])

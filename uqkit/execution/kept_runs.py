@@ -1,0 +1,118 @@
+"""Each finished run's answer, kept on disk until the study store has saved its chunk.
+
+A study store saves whole chunks of runs (:mod:`uqkit.execution.store`), so a study stopped
+mid-chunk (Ctrl-C, SIGKILL, a lost node) would make that chunk's finished runs again. A model
+whose runs are slow enough to matter (an FE program, :class:`uqkit.external.ExternalModel`;
+a Python function of one run, :class:`uqkit.execution.per_run.PerRunModel`) keeps each
+successful run's answer here instead, and takes it back rather than run it again; once the
+store has saved the chunk, :func:`uqkit.propagate` calls the model's ``rows_saved``, which
+drops the files (:func:`drop`).
+
+On-disk format, one folder per store::
+
+    STORE/runs/.finished/NNNNNN.json   {"inputs": [x_1, ..., x_d], "outputs": [y_1, ..., y_k]}
+
+named by the run's row in the propagated sample (:func:`run_name`). A file is written whole
+to ``.NNNNNN.tmp`` and renamed into place, without fsync: a lost answer is only a run made
+again, and a half-written ``.tmp`` left by a kill is dropped with its row. JSON writes a float
+by its shortest repr, which reads back to the same float, so a kept answer is bit for bit
+the run's. A run is taken from its file only when the file holds the very same inputs and
+``k`` finite outputs; failed runs are never kept (a rerun makes them again, as the store's
+``retry_failed`` asks). The store's manifest has checked the model's identity before any of
+this is read.
+
+Example:
+    >>> import pathlib, tempfile
+    >>> import numpy as np
+    >>> folder = kept_folder(tempfile.mkdtemp())
+    >>> keep(folder, 7, np.array([0.1, 2.0]), np.array([1 / 3]))
+    >>> recall(folder, 7, np.array([0.1, 2.0]), 1)
+    array([0.33333333])
+    >>> recall(folder, 7, np.array([0.1, 2.5]), 1) is None  # other inputs: run it
+    True
+    >>> drop(folder, [7]); folder.exists()
+    False
+"""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["FINISHED", "RUN_DIGITS", "run_name", "kept_folder", "keep", "recall", "drop"]
+
+#: The folder, inside a store's ``runs/``, of the answers that wait for their chunk.
+FINISHED = ".finished"
+#: Digits of a run's name (more when the row index needs them).
+RUN_DIGITS = 6
+
+
+def run_name(row):
+    """The name of row ``row``'s run (its directory, its kept answer).
+
+    >>> run_name(42), run_name(1234567)
+    ('000042', '1234567')
+    """
+    return f"{int(row):0{RUN_DIGITS}d}"
+
+
+def kept_folder(store):
+    """The folder of ``store``'s kept answers (None without a store)."""
+    return None if store is None else Path(store) / "runs" / FINISHED
+
+
+def keep(folder, row, x, values):
+    """Write the answer ``values`` (k,) of a successful run of row ``row`` with inputs ``x``
+    (d,) to ``folder`` (nothing where ``folder`` is None)."""
+    if folder is None:
+        return
+    name = run_name(row)
+    body = json.dumps({"inputs": np.asarray(x, float).tolist(),
+                       "outputs": np.asarray(values, float).tolist()})
+    for attempt in range(3):  # the parent removes the folder once no answer waits there
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            (folder / f".{name}.tmp").write_text(body)
+            os.replace(folder / f".{name}.tmp", folder / f"{name}.json")
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+
+
+def recall(folder, row, x, k):
+    """The ``k`` outputs (any number where ``k`` is None) of a successful run of row ``row``
+    with inputs ``x`` kept in ``folder``, or None (no such run, other inputs, an unreadable
+    file)."""
+    if folder is None:
+        return None
+    try:
+        with open(folder / f"{run_name(row)}.json") as fh:
+            kept = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("inputs") != np.asarray(x, float).tolist():
+        return None
+    try:
+        outputs = np.asarray(kept.get("outputs"), dtype=float)
+    except (TypeError, ValueError):
+        return None
+    shape_ok = outputs.ndim == 1 and len(outputs) > 0 and (k is None or len(outputs) == k)
+    return outputs if shape_ok and np.isfinite(outputs).all() else None
+
+
+def drop(folder, rows):
+    """Remove the kept answers of ``rows`` (saved by the store now), and the folder once it
+    is empty. Looks through the few files kept, not through the rows (a whole sample's, once
+    the store is complete)."""
+    if folder is None or not folder.is_dir():
+        return
+    rows = set(np.asarray(rows, dtype=np.int64).ravel().tolist())
+    for entry in os.scandir(folder):  # NAME.json, or .NAME.tmp where a kill cut one short
+        name = entry.name.removeprefix(".").split(".")[0]
+        if name.isdigit() and int(name) in rows:
+            Path(entry.path).unlink(missing_ok=True)
+    try:
+        folder.rmdir()  # once no worker keeps a run there
+    except OSError:
+        pass

@@ -1,0 +1,175 @@
+"""A Python function of one run's inputs as a uqkit model, whose finished runs survive a
+stopped study.
+
+A slow model is most often written for one design point: it writes a solver's input, runs
+it, reads the answer. :class:`PerRunModel` turns such a function into a model of the
+protocol (:mod:`uqkit.execution.model`) that calls it row by row, so that
+
+* a run that raises fails alone, with its reason and the first traceback, while the others
+  count (a vectorised model's whole call would be run again row by row);
+* in a study store, each successful run's answer is kept until the store has saved its chunk
+  (:mod:`uqkit.execution.kept_runs`), so a study stopped mid-chunk (Ctrl-C, SIGKILL, a lost
+  node) makes only the runs that had not finished. A plain Python model's chunk is one call,
+  made again whole.
+
+A fast vectorised function (NumPy over the whole array) gains nothing from it: pass the
+function itself to :func:`uqkit.propagate`.
+
+Example:
+    >>> import numpy as np
+    >>> from uqkit import propagate
+    >>> def cantilever(P, E):
+    ...     '''Tip deflection (m) of a 2 m cantilever, 0.1 x 0.05 m section: P (N), E (Pa).'''
+    ...     return 4 * P * 2.0 ** 3 / (E * 0.1 * 0.05 ** 3)
+    >>> model = PerRunModel(cantilever, input_names=["P", "E"], output_names=["v"],
+    ...                     keywords=True)
+    >>> res = propagate(model, np.array([[1000.0, 2.1e11], [1100.0, 2.0e11]]),
+    ...                 executor="serial", progress=False)
+    >>> res.outputs.ravel().round(6).tolist(), res.output_names
+    ([0.01219, 0.01408], ('v',))
+"""
+import traceback
+
+import numpy as np
+
+from . import kept_runs
+from .model import RAISED, ModelOutput, RunContext, normalise_output
+
+__all__ = ["PerRunModel"]
+
+
+class PerRunModel:
+    """A function of one run's inputs, run row by row, as a uqkit model (see the module
+    docstring).
+
+    Args:
+        function: ``function(x)`` with ``x`` the run's inputs, a (d,) float array in the
+            order of ``input_names``; or ``function(name=value, ...)`` with
+            ``keywords=True``. It returns a number, a sequence of k numbers, or a dict
+            ``output name -> number``. A run that raises, or returns NaN or inf, fails with
+            its reason and the study goes on. The function is sent to worker processes by
+            cloudpickle, like any model.
+        input_names: the inputs' names in the order ``x`` holds them (named samples are
+            reordered to it); needed with ``keywords=True``.
+        output_names: the outputs' names; needed where ``function`` returns a dict. Given,
+            every run must return that many outputs.
+        keywords: call ``function`` with the inputs as keyword arguments.
+        chunk_size: runs per task of a new store (default: :func:`uqkit.propagate`'s). A
+            stopped study loses no finished run whatever the chunk size.
+        cores_per_run: cores one run takes (a multi-threaded solver): a local pool then
+            starts ``cores // cores_per_run`` workers by default.
+
+    Raises:
+        ValueError: a bad setting, named with its value.
+    """
+
+    takes_context = True
+
+    def __init__(self, function, input_names=None, output_names=None, keywords=False,
+                 chunk_size=None, cores_per_run=1):
+        from ..validation import check_int
+
+        if not callable(function):
+            raise ValueError(f"function must be callable, got {function!r}")
+        self.function = function
+        self.input_names = None if input_names is None else _names(input_names, "input_names")
+        self.output_names = () if output_names is None else _names(output_names,
+                                                                   "output_names")
+        if keywords and self.input_names is None:
+            raise ValueError("keywords=True calls function(name=value, ...): give input_names")
+        self.keywords = bool(keywords)
+        if chunk_size is not None:
+            check_int(chunk_size, "chunk_size", 1)
+        check_int(cores_per_run, "cores_per_run", 1)
+        self.chunk_size, self.cores_per_run = chunk_size, cores_per_run
+
+    def __call__(self, X, context=None):
+        """Run ``function`` on each row of X (n, d); a :class:`ModelOutput` with each run's
+        outputs, status and reason. ``context`` (a :class:`RunContext`) places the rows in a
+        study store, whose kept answers are taken instead of running them again."""
+        X = np.asarray(X, dtype=float)
+        d = None if self.input_names is None else len(self.input_names)
+        if X.ndim != 2 or (d is not None and X.shape[1] != d):
+            raise ValueError(f"X must be an (n, {d or 'd'}) array"
+                             + (f" with columns {self.input_names}" if d else "")
+                             + f", got shape {X.shape}")
+        if context is None:
+            context = RunContext(np.arange(len(X)))
+        folder = kept_runs.kept_folder(context.store)
+        k = len(self.output_names) or None
+        rows, first_traceback = [], ""
+        for x, row in zip(X, context.rows.tolist()):
+            values = kept_runs.recall(folder, row, x, k)
+            if values is not None:
+                k = len(values)
+                rows.append((values, "ok"))
+                continue
+            try:
+                values, reason = self._answer(self._call(x), k), "ok"
+            except Exception as exc:  # noqa: BLE001 - the run's failure, with its reason
+                first_traceback = first_traceback or traceback.format_exc()
+                values, reason = None, f"raised {type(exc).__name__}: {exc}"
+            if values is not None:
+                k = len(values)
+                if np.isfinite(values).all():  # kept at once: the next run may never end
+                    kept_runs.keep(folder, row, x, values)
+            rows.append((values, reason))
+        out = _output(rows, k or 0)
+        out.traceback = first_traceback
+        return out
+
+    def _call(self, x):
+        if self.keywords:
+            return self.function(**dict(zip(self.input_names, x.tolist())))
+        return self.function(x)
+
+    def _answer(self, result, k):
+        """A run's outputs as a (k,) float array (k: the earlier runs' number, or None)."""
+        if isinstance(result, dict):
+            if not self.output_names:
+                raise ValueError(f"the function returned a dict of {sorted(result)}: give "
+                                 "output_names, the order of the outputs")
+            if set(result) != set(self.output_names):
+                raise ValueError(f"the function returned {sorted(result)}, not the "
+                                 f"output_names {list(self.output_names)}")
+            result = [result[name] for name in self.output_names]
+        values = np.asarray(result)
+        if np.iscomplexobj(values):
+            raise ValueError(f"the function returned complex outputs ({result!r}): return "
+                             "real numbers")
+        if values.ndim > 1:
+            raise ValueError(f"the function returned an array of shape {values.shape}; a "
+                             "run returns a number or a flat sequence of numbers")
+        values = values.astype(float).ravel()
+        if k is not None and len(values) != k:
+            raise ValueError(
+                f"returned {len(values)} outputs, not the {k} of output_names "
+                f"{list(self.output_names)}" if self.output_names else
+                f"returned {len(values)} outputs where an earlier run returned {k}")
+        return values
+
+    def rows_saved(self, context):
+        """Drop the kept answers of ``context.rows``: the store ``context.store`` has saved
+        them (called by :func:`uqkit.propagate`)."""
+        kept_runs.drop(kept_runs.kept_folder(context.store), context.rows)
+
+
+def _output(rows, k):
+    """The :class:`ModelOutput` of ``rows``' (values or None, reason): a run without values
+    raised; a non-finite one is flagged by :func:`normalise_output`."""
+    values = np.full((len(rows), k), np.nan)
+    for i, (row_values, _) in enumerate(rows):
+        if row_values is not None:
+            values[i] = row_values
+    status = np.array([0 if v is not None else RAISED for v, _ in rows], dtype=np.int64)
+    reasons = np.array([r for _, r in rows], dtype=str)
+    return normalise_output((values, status, reasons), len(rows))
+
+
+def _names(names, what):
+    if isinstance(names, str):
+        raise ValueError(f"{what} must be a sequence of names, got the string {names!r}")
+    names = tuple(str(n) for n in names)
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"{what} must be distinct names, at least one, got {list(names)}")
+    return names
