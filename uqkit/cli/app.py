@@ -103,6 +103,12 @@ def command():
     # glibc keeps freed memory for torch's next steps in this process and its workers
     # (surrogates.allocator: opt-in for a library, on for the command)
     os.environ.setdefault("UQKIT_MALLOC", "keep")
-    code = main()
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``uqkit run ... | head``): no traceback
+        # Python would report the pipe again as it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
     release_workers()
     sys.exit(code)

@@ -1,4 +1,5 @@
-"""``uqkit run CONFIG.toml``: a study of an external program from one file, without Python.
+"""``uqkit run CONFIG.toml``: a study of an external program (or a Python function of one
+run) from one file.
 
 Registered with the ``uqkit`` command through the ``uqkit.commands`` entry point. It samples
 the inputs, runs the model over them with a resumable store (rerun the same command after an
@@ -29,7 +30,8 @@ def add_run(sub):
     """Register ``uqkit run``."""
     p = sub.add_parser("run", help="run an external program over samples from a TOML file",
                        description="Sample the inputs of CONFIG.toml, run its model (an "
-                       "external program on templated input files) over them, and write the "
+                       "external program on templated input files, or a Python function of "
+                       "one run) over them, and write the "
                        "runs, their statistics and the asked analyses to --out. See "
                        "uqkit.external.config for the file's format.")
     p.add_argument("config", metavar="CONFIG.toml", help="the study file")

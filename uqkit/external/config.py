@@ -20,6 +20,11 @@ names the key and the bad value, before any run. Format::
     # optional: keep ("none", "failed", "all"), workdir, render, env, shell,
     # cores_per_run, chunk_size, static, template_options
 
+    # or, instead of a program, a Python function of one run (uqkit.PerRunModel):
+    # python = "beam.py:deflection"  # FILE.py:NAME (next to this file) or MODULE:NAME
+    # outputs = ["v_tip"]            # its outputs' names; then no [outputs] section
+    # keywords = true                # function(E=..., P=..., h=...); false: function(x)
+
     [outputs.v_tip]                 # one table per output, one of three forms:
     regex = '^\\s*\\d+\\s+\\S+\\s+(\\S+)\\s+\\S+\\s*$'    # + file, group, match, size
     file = "cantilever.dat"
@@ -49,14 +54,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SECTIONS", "OUTPUT_FORMS", "FAILURE_KEYS", "ConfigError", "StudyConfig",
+__all__ = ["SECTIONS", "OUTPUT_FORMS", "PYTHON_MODEL_KEYS", "FAILURE_KEYS", "ConfigError", "StudyConfig",
            "load_config", "Margin"]
 
 #: The keys each section may hold (``None``: any key, as in [inputs]).
 SECTIONS = {
     "inputs": None, "correlation": {"matrix"},
     "model": {"template", "command", "timeout", "constants", "keep", "workdir", "render",
-              "env", "shell", "cores_per_run", "chunk_size", "static", "template_options"},
+              "env", "shell", "cores_per_run", "chunk_size", "static", "template_options",
+              "python", "outputs", "keywords"},
     "outputs": None, "sampling": {"n", "rule", "seed"}, "sobol": {"n", "bootstrap", "seed"},
     "failure": None,
 }
@@ -64,6 +70,8 @@ SECTIONS = {
 OUTPUT_FORMS = {"regex": {"file", "group", "match", "size"},
                 "table": {"column", "row", "delimiter", "comments", "skip_rows", "size"},
                 "json": {"key", "size"}}
+#: The keys of [model] for a Python function of one run (``python = ...``).
+PYTHON_MODEL_KEYS = {"python", "outputs", "keywords", "cores_per_run", "chunk_size"}
 #: Keys of [failure] besides the method's own options.
 FAILURE_KEYS = {"output", "below", "above", "method", "seed"}
 
@@ -118,7 +126,8 @@ def load_config(path):
                 raise ConfigError(f"{where}: [{name}] must be a table")
             if keys is not None:
                 _known(raw[name], keys, f"{where}: [{name}]", "key")
-    for name in ("inputs", "model", "outputs"):
+    python = isinstance(raw.get("model"), dict) and "python" in raw["model"]
+    for name in ("inputs", "model") if python else ("inputs", "model", "outputs"):
         if not raw.get(name):
             raise ConfigError(f"{where}: the [{name}] section is missing or empty")
     inputs = _inputs(raw, where)
@@ -164,6 +173,12 @@ def _model(raw, folder, input_names, where):
     from .templates import TemplateError
 
     settings = dict(raw["model"])
+    if "python" in settings:
+        return _python_model(raw, folder, input_names, where)
+    wrong = sorted(set(settings) & (PYTHON_MODEL_KEYS - {"cores_per_run", "chunk_size"}))
+    if wrong:
+        raise ConfigError(f"{where}: [model] {wrong[0]!r} is for a Python function (python = "
+                          "\"FILE.py:NAME\"), not for a program's template and command")
     for key in ("template", "command"):
         if key not in settings:
             raise ConfigError(f"{where}: [model] needs {key!r}")
@@ -181,6 +196,96 @@ def _model(raw, folder, input_names, where):
         raise ConfigError(f"{where}: [model] template: {exc}") from None
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{where}: [model] {exc}") from None
+
+
+def _python_model(raw, folder, input_names, where):
+    """The :class:`uqkit.PerRunModel` of ``[model] python = ...``."""
+    from ..execution.per_run import PerRunModel
+
+    settings = dict(raw["model"])
+    wrong = sorted(set(settings) - PYTHON_MODEL_KEYS)
+    if wrong:
+        raise ConfigError(f"{where}: [model] {wrong[0]!r} is for a program, not for a Python "
+                          f"function (python = {settings['python']!r}; its keys: "
+                          f"{', '.join(sorted(PYTHON_MODEL_KEYS))})")
+    if "outputs" in raw:
+        raise ConfigError(f"{where}: [outputs] reads a program's files; a Python function "
+                          "returns its outputs, named by [model] outputs = [...]")
+    names = settings.get("outputs")
+    if not isinstance(names, list) or not names or \
+            not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(f"{where}: [model] outputs must list the function's outputs' names, "
+                          f"e.g. outputs = [\"v_tip\"], got {names!r}")
+    keywords = settings.get("keywords", True)
+    if not isinstance(keywords, bool):
+        raise ConfigError(f"{where}: [model] keywords must be true or false, got {keywords!r}")
+    function = _python_function(settings["python"], folder, f"{where}: [model] python")
+    if keywords:
+        _check_signature(function, input_names, f"{where}: [model] python")
+    try:
+        return PerRunModel(function, input_names=input_names, output_names=names,
+                           keywords=keywords, chunk_size=settings.get("chunk_size"),
+                           cores_per_run=settings.get("cores_per_run", 1))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: [model] {exc}") from None
+
+
+def _python_function(spec, folder, where):
+    """The function that ``"FILE.py:NAME"`` (a file, relative to ``folder``) or
+    ``"MODULE:NAME"`` names. A file is loaded as module ``uqkit_run_STEM``, with its folder
+    on ``sys.path`` (for the helpers it imports), and sent to workers by value."""
+    import importlib
+    import importlib.util
+    import sys
+
+    if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.split(":")):
+        raise ConfigError(f"{where} = {spec!r} must be \"FILE.py:NAME\" or "
+                          "\"MODULE:NAME\"")
+    source, name = spec.split(":")
+    try:
+        if source.endswith(".py"):
+            path = (folder / source).resolve()
+            if not path.is_file():
+                raise ConfigError(f"{where} = {spec!r}: no such file {str(path)!r}")
+            module_name = f"uqkit_run_{path.stem}"
+            if str(path.parent) not in sys.path:
+                sys.path.insert(0, str(path.parent))
+            module = importlib.util.module_from_spec(
+                importlib.util.spec_from_file_location(module_name, path))
+            sys.modules[module_name] = module
+            module.__spec__.loader.exec_module(module)
+            import cloudpickle
+
+            cloudpickle.register_pickle_by_value(module)
+        else:
+            module = importlib.import_module(source)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's module failed to import
+        raise ConfigError(f"{where} = {spec!r}: importing {source!r} raised "
+                          f"{type(exc).__name__}: {exc}") from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise ConfigError(f"{where} = {spec!r}: {source!r} has no function {name!r}"
+                          + ("" if function is None else f" (it is {type(function).__name__})"))
+    return function
+
+
+def _check_signature(function, input_names, where):
+    """A function called with the inputs as keywords must take them all."""
+    import inspect
+
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin without one: its runs will say
+        return
+    try:
+        signature.bind(**{name: 0.0 for name in input_names})
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {function.__name__}{signature} cannot take the inputs "
+                          f"{', '.join(input_names)} as keywords ({exc}); name its arguments "
+                          "as [inputs] does, or set keywords = false to get them as one "
+                          "array") from None
 
 
 def _output(spec, where):
