@@ -9,6 +9,7 @@ The API pages are generated at build time from the packages' ``__all__`` by
 ``_ext/api_pages.py``; the gallery runs every ``plot_*.py`` script in ``examples/`` at the
 small sizes of ``_ext/gallery_args.py``.
 """
+import importlib.util
 import os
 import pathlib
 import shutil
@@ -53,12 +54,16 @@ napoleon_use_rtype = False
 add_module_names = False
 
 # --- gallery --------------------------------------------------------------------------------
-#: Examples that need a program on the machine: without it the page shows the code only.
-NEEDS = {"plot_calculix_cantilever.py": "ccx"}
-_skipped = [name for name, program in NEEDS.items() if shutil.which(program) is None]
-if _skipped:
-    print(f"uqkit docs: not running {', '.join(_skipped)} (its program is not installed: "
-          "apt-get install calculix-ccx)")
+#: Examples that need a program or a package on the machine: without it the page shows the
+#: code only. Name -> (whether it is there, how to install it).
+NEEDS = {"plot_calculix_cantilever.py": (lambda: shutil.which("ccx"),
+                                         "apt-get install calculix-ccx"),
+         "plot_opensees_cantilever.py": (lambda: importlib.util.find_spec("openseespy"),
+                                         "pip install openseespy")}
+_skipped = [name for name, (there, _) in NEEDS.items() if not there()]
+for _name in _skipped:
+    print(f"uqkit docs: not running {_name} (it needs what is not installed: "
+          f"{NEEDS[_name][1]})")
 
 sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),

@@ -14,6 +14,7 @@ GALLERY_ARGS = {
     "plot_sobol_indices.py": ["--n", "256", "--n-train", "128"],
     "plot_active_learning.py": ["--candidates", "10000"],
     "plot_calculix_cantilever.py": ["--n", "200", "--sobol-n", "64"],
+    "plot_opensees_cantilever.py": ["--n", "1000", "--sobol-n", "256"],
     "plot_calibration.py": ["--n-samples", "500"],
     "plot_surrogate_save_reuse.py": ["--n-train", "64", "--n-mc", "20000"],
 }
@@ -21,7 +22,8 @@ GALLERY_ARGS = {
 
 #: Examples that write files: during the build they write to a new temporary directory, so
 #: that every build computes afresh and nothing lands in the source tree.
-WRITES = {"plot_calculix_cantilever.py": "calculix", "plot_calibration.py": "calibration",
+WRITES = {"plot_calculix_cantilever.py": "calculix", "plot_opensees_cantilever.py": "opensees",
+          "plot_calibration.py": "calibration",
           "plot_surrogate_save_reuse.py": "bdl.pt"}
 
 

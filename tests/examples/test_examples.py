@@ -1,4 +1,5 @@
 """Every example runs, at tiny sizes, as a user would run it."""
+import importlib.util
 import pathlib
 import re
 import shutil
@@ -16,6 +17,7 @@ TINY = {
     "plot_sobol_indices.py": ["--n", "64", "--n-train", "64"],
     "plot_active_learning.py": ["--candidates", "2000"],
     "plot_calculix_cantilever.py": ["--n", "40", "--sobol-n", "16"],
+    "plot_opensees_cantilever.py": ["--n", "40", "--sobol-n", "16", "--workers", "2"],
     "plot_calibration.py": ["--n-samples", "200"],
     "plot_surrogate_save_reuse.py": ["--n-train", "32", "--n-mc", "500"],
 }
@@ -28,11 +30,15 @@ EXPECT = {
     "plot_sobol_indices.py": "w(p1) first: FE ",
     "plot_active_learning.py": "active learning (GP): Pf ",
     "plot_calculix_cantilever.py": "run by run, CalculiX / beam theory with shear: 0.997",
+    "plot_opensees_cantilever.py": "the same study again: 0 runs computed, 40 loaded",
     "plot_calibration.py": "E t: posterior mean ",
     "plot_surrogate_save_reuse.py": "the loaded model predicts as the saved one: True",
 }
-#: Examples that need a program: name -> (program, how to install it).
-NEEDS = {"plot_calculix_cantilever.py": ("ccx", "apt-get install calculix-ccx")}
+#: Examples that need a program or a package: name -> (whether it is there, how to install it).
+NEEDS = {"plot_calculix_cantilever.py": (lambda: shutil.which("ccx"),
+                                         "CalculiX's ccx: apt-get install calculix-ccx"),
+         "plot_opensees_cantilever.py": (lambda: importlib.util.find_spec("openseespy"),
+                                         "OpenSeesPy: pip install openseespy")}
 
 
 def test_every_example_has_a_tiny_run():
@@ -47,9 +53,9 @@ def test_the_gallery_runs_every_example():
 
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_example_runs(name, tmp_path):
-    program, install = NEEDS.get(name, (None, None))
-    if program and shutil.which(program) is None:
-        pytest.skip(f"{name} needs {program}: {install}")
+    there, install = NEEDS.get(name, (lambda: True, None))
+    if not there():
+        pytest.skip(f"{name} needs {install}")
     out = subprocess.run([sys.executable, str(EXAMPLES / name), *TINY[name]],
                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -67,5 +73,16 @@ def _active_learning_agrees_with_the_fe(stdout):
     assert lo <= exact <= hi, stdout
 
 
+def _opensees_converges_to_the_elastica(stdout):
+    """Corotational beam elements converge to the elastica at second order, and every run
+    checked agrees with it to within the 20-element mesh's error."""
+    ratios = re.search(r"error ratio per halving of the elements: (\S+), (\S+), (\S+)",
+                       stdout).groups()
+    assert all(3.5 < float(r) < 4.5 for r in ratios), stdout
+    worst = float(re.search(r"OpenSees / elastica - 1: at most (\S+) over", stdout).group(1))
+    assert worst < 3e-4, stdout
+
+
 #: Properties of an example's answer, checked on what it printed.
-CHECKS = {"plot_active_learning.py": _active_learning_agrees_with_the_fe}
+CHECKS = {"plot_active_learning.py": _active_learning_agrees_with_the_fe,
+          "plot_opensees_cantilever.py": _opensees_converges_to_the_elastica}
