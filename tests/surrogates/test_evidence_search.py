@@ -60,9 +60,12 @@ def test_the_search_picks_the_prior_the_exact_evidence_prefers():
 
 
 def test_restarts_are_ranked_by_evidence_not_by_the_collapsing_objective():
-    """The paper's regression at noise 0.9, seed 9: four of five hierarchical-prior restarts
+    """The paper's regression at noise 0.9, seed 9: most hierarchical-prior restarts
     collapse to a constant, and their training objective is the lowest (the integrated
-    hierarchical penalty falls as the weights shrink); the evidence keeps the fit."""
+    hierarchical penalty falls as the weights shrink); the evidence keeps the fit. Which
+    restarts collapse is a knife edge that moves with the CPU's vector kernels and the
+    batch of restarts: of 5, one kept the fit with AVX2 kernels and none with AVX-512
+    (ATEN_CPU_CAPABILITY); of 10, one or two do with AVX2, AVX-512 or none."""
     from studies.common import fit_restarts
     from studies.regression import RegressionStudy, bdl_models
     from studies.regression.settings import make_data
@@ -75,7 +78,7 @@ def test_restarts_are_ranked_by_evidence_not_by_the_collapsing_objective():
         made.append(bdl_models(study, 9, r)["BDL-hierarchical"])
         return made[-1]
 
-    (model,), (record,) = fit_restarts(make, [(x, y)], 5)
+    (model,), (record,) = fit_restarts(make, [(x, y)], 10)
 
     def r2(fit):
         return 1 - np.sum((y - fit.predict(x)) ** 2) / np.sum((y - y.mean()) ** 2)

@@ -218,9 +218,9 @@ def _global_names(code):
 def _function_data(f):
     """``(label, value)`` of what a function's result may depend on beside its bytecode: its
     defaults, keyword-only defaults and closure cells, and, for the user's own code, the
-    module globals its code reads: all of them where the module has no source file (a
-    notebook, ``python -c``), else the functions, classes and modules among them (the
-    source holds the rest)."""
+    module globals its code reads, all of them: the module's source does not hold a value
+    imported from another module (``from settings import SCALE``) or computed at import (a
+    table read from a file)."""
     out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
     out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
@@ -229,10 +229,8 @@ def _function_data(f):
         except ValueError:  # an empty cell
             pass
     if _is_user_code(f.__module__):
-        whole = not _has_source_file(f.__module__)
-        out += [(f"global {name}", v) for name in sorted(_global_names(f.__code__))
-                if name in f.__globals__ for v in (f.__globals__[name],)
-                if whole or _is_code(v) or inspect.isclass(v) or inspect.ismodule(v)]
+        out += [(f"global {name}", f.__globals__[name])
+                for name in sorted(_global_names(f.__code__)) if name in f.__globals__]
     return out
 
 
@@ -327,6 +325,9 @@ def _pickler_class():
             if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.isbuiltin(obj):
                 return _stand_in, ("code", getattr(obj, "__module__", None) or "?",
                                    getattr(obj, "__qualname__", "?"))
+            if _is_random_state(obj):  # its state moves with every draw: by its type
+                return _stand_in, ("random state", type(obj).__module__,
+                                   type(obj).__qualname__)
             torch = sys.modules.get("torch")
             if torch is not None and isinstance(obj, torch.Tensor):
                 data = obj.detach().cpu()
@@ -336,6 +337,24 @@ def _pickler_class():
             return NotImplemented
 
     return Pickler
+
+
+def _is_random_state(obj):
+    """Whether ``obj`` is a random number generator (NumPy's, the standard library's,
+    torch's), whose state moves with every draw: a model that draws from a global one would
+    otherwise be another model after each run. Its seed, where the source sets it, is in the
+    source."""
+    import random
+
+    kinds = [random.Random]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        kinds += [numpy.random.Generator, numpy.random.RandomState,
+                  numpy.random.BitGenerator, numpy.random.SeedSequence]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        kinds.append(torch.Generator)
+    return isinstance(obj, tuple(kinds))
 
 
 def _stand_in(*args):  # pragma: no cover - never called: only named in a hash
@@ -386,11 +405,13 @@ def fingerprint(obj):
       (another module of the user's project that the model calls is hashed too), with the
       values those functions hold: defaults, keyword-only defaults and closure cells, of any
       kind (a closure made with another constant, dict or object is another model);
+    * the values of the user's module globals its functions read (a constant imported from
+      another module, a table read at import; a notebook's globals), random number
+      generators by their type only (their state moves with every draw);
     * the source of the modules that define them (a changed function body, class attribute
       or module constant changes it; for a model defined in a script, any edit of the
-      script); where a module has no source file (a notebook, ``python -c``), the values of
-      the module globals its functions name and its classes' attributes instead, so that a
-      notebook's model after a global it reads changed is another model;
+      script); where a module has no source file (a notebook, ``python -c``), its classes'
+      attributes too;
     * the versions of the installed packages that provide those modules.
 
     A model that changes what it holds as it runs (a call counter, a cache) changes its

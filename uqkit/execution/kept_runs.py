@@ -35,6 +35,7 @@ Example:
 """
 import json
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -57,27 +58,44 @@ def run_name(row):
 
 
 def kept_folder(store):
-    """The folder of ``store``'s kept answers (None without a store)."""
-    return None if store is None else Path(store) / "runs" / FINISHED
+    """The folder of ``store``'s kept answers: None without a store, or where the store is
+    not on this machine's disks (a Dask worker without the shared file system: its answers
+    could not reach the store, and nothing would remove them)."""
+    if store is None or not Path(store).is_dir():
+        return None
+    return Path(store) / "runs" / FINISHED
+
+
+#: The folders whose answers could not be written, warned about once each.
+_unwritable = set()
 
 
 def keep(folder, row, x, values):
     """Write the answer ``values`` (k,) of a successful run of row ``row`` with inputs ``x``
-    (d,) to ``folder`` (nothing where ``folder`` is None)."""
+    (d,) to ``folder`` (nothing where ``folder`` is None). An answer that cannot be written
+    (a full disk, no permission) is only a run made again after a stop: a warning, once per
+    folder, and the run counts."""
     if folder is None:
         return
     name = run_name(row)
     body = json.dumps({"inputs": np.asarray(x, float).tolist(),
                        "outputs": np.asarray(values, float).tolist()})
-    for attempt in range(3):  # the parent removes the folder once no answer waits there
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            (folder / f".{name}.tmp").write_text(body)
-            os.replace(folder / f".{name}.tmp", folder / f"{name}.json")
-            return
-        except FileNotFoundError:
-            if attempt == 2:
-                raise
+    try:
+        for attempt in range(3):  # the parent removes the folder once no answer waits there
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                (folder / f".{name}.tmp").write_text(body)
+                os.replace(folder / f".{name}.tmp", folder / f"{name}.json")
+                return
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+    except OSError as exc:
+        if str(folder) not in _unwritable:
+            _unwritable.add(str(folder))
+            warnings.warn(f"uqkit: cannot keep finished runs' answers in {folder} ({exc}); "
+                          "the runs count, but a study stopped before their chunk is saved "
+                          "makes them again", RuntimeWarning, stacklevel=2)
 
 
 def recall(folder, row, x, k):
@@ -101,10 +119,11 @@ def recall(folder, row, x, k):
     return outputs if shape_ok and np.isfinite(outputs).all() else None
 
 
-def drop(folder, rows):
+def drop(folder, rows, parent=False):
     """Remove the kept answers of ``rows`` (saved by the store now), and the folder once it
-    is empty. Looks through the few files kept, not through the rows (a whole sample's, once
-    the store is complete)."""
+    is empty (and its parent ``runs/`` too, when ``parent`` and empty: a model that makes no
+    run directories there). Looks through the few files kept, not through the rows (a whole
+    sample's, once the store is complete)."""
     if folder is None or not folder.is_dir():
         return
     rows = set(np.asarray(rows, dtype=np.int64).ravel().tolist())
@@ -114,5 +133,7 @@ def drop(folder, rows):
             Path(entry.path).unlink(missing_ok=True)
     try:
         folder.rmdir()  # once no worker keeps a run there
+        if parent:
+            folder.parent.rmdir()
     except OSError:
         pass

@@ -106,11 +106,10 @@ def stack_values(blocks, statuses, what="chunks"):
 def normalise_output(raw, n):
     """Turn whatever a model returned for n rows into a :class:`ModelOutput` (a model of
     uqkit's own, :class:`uqkit.execution.per_run.PerRunModel`, returns one already)."""
-    if isinstance(raw, ModelOutput):
-        if raw.values.ndim != 2 or len(raw.values) != n or raw.status.shape != (n,):
-            raise ValueError(f"the model returned outputs of shape {raw.values.shape} for "
-                             f"{n} rows")
-        return raw
+    if isinstance(raw, ModelOutput):  # checked as the tuple it holds; its traceback kept
+        out = normalise_output((raw.values, raw.status, raw.reasons), n)
+        out.traceback = raw.traceback
+        return out
     status = reasons = None
     if isinstance(raw, tuple):
         if len(raw) not in (2, 3):

@@ -35,7 +35,10 @@ import numpy as np
 from . import kept_runs
 from .model import RAISED, ModelOutput, RunContext, normalise_output
 
-__all__ = ["PerRunModel"]
+__all__ = ["SOURCE_MODULES", "PerRunModel"]
+
+#: The modules whose source decides what a :class:`PerRunModel` gives for a function.
+SOURCE_MODULES = ("uqkit.execution.per_run", "uqkit.execution.kept_runs")
 
 
 class PerRunModel:
@@ -125,6 +128,8 @@ class PerRunModel:
 
     def _answer(self, result, k):
         """A run's outputs as a (k,) float array (k: the earlier runs' number, or None)."""
+        if result is None:
+            raise ValueError("the function returned None (does it return its outputs?)")
         if isinstance(result, dict):
             if not self.output_names:
                 raise ValueError(f"the function returned a dict of {sorted(result)}: give "
@@ -133,13 +138,18 @@ class PerRunModel:
                 raise ValueError(f"the function returned {sorted(result)}, not the "
                                  f"output_names {list(self.output_names)}")
             result = [result[name] for name in self.output_names]
-        values = np.asarray(result)
+        try:
+            values = np.asarray(result)
+        except ValueError:  # a ragged sequence
+            values = np.asarray(None)
         if np.iscomplexobj(values):
             raise ValueError(f"the function returned complex outputs ({result!r}): return "
                              "real numbers")
-        if values.ndim > 1:
-            raise ValueError(f"the function returned an array of shape {values.shape}; a "
-                             "run returns a number or a flat sequence of numbers")
+        if values.dtype.kind not in "iuf" or values.ndim > 1 or values.size == 0:
+            what = (f"an array of shape {values.shape}" if values.ndim > 1 else "no outputs"
+                    if values.size == 0 else f"a {type(result).__name__} ({result!r:.60})")
+            raise ValueError(f"the function returned {what}; a run returns a number, a flat "
+                             "sequence of numbers or a dict of output_names")
         values = values.astype(float).ravel()
         if k is not None and len(values) != k:
             raise ValueError(
@@ -151,7 +161,20 @@ class PerRunModel:
     def rows_saved(self, context):
         """Drop the kept answers of ``context.rows``: the store ``context.store`` has saved
         them (called by :func:`uqkit.propagate`)."""
-        kept_runs.drop(kept_runs.kept_folder(context.store), context.rows)
+        kept_runs.drop(kept_runs.kept_folder(context.store), context.rows, parent=True)
+
+    def describe(self):
+        """The identity a study store keys the runs by: the function's (its code, what it
+        holds and reads, :func:`uqkit.execution.identity.describe_model`) and what decides
+        the outputs' meaning: the inputs' and outputs' names and the calling convention.
+        ``chunk_size`` and ``cores_per_run`` change how the runs are made, not what they
+        give."""
+        from .identity import describe_model, source_digest
+
+        return {"per_run": describe_model(self.function),
+                "input_names": None if self.input_names is None else list(self.input_names),
+                "output_names": list(self.output_names), "keywords": self.keywords,
+                "source": source_digest(SOURCE_MODULES)}
 
 
 def _output(rows, k):

@@ -247,9 +247,8 @@ def _python_function(spec, folder, where):
             path = (folder / source).resolve()
             if not path.is_file():
                 raise ConfigError(f"{where} = {spec!r}: no such file {str(path)!r}")
+            _fresh_imports(path.parent)
             module_name = f"uqkit_run_{path.stem}"
-            if str(path.parent) not in sys.path:
-                sys.path.insert(0, str(path.parent))
             module = importlib.util.module_from_spec(
                 importlib.util.spec_from_file_location(module_name, path))
             sys.modules[module_name] = module
@@ -258,6 +257,7 @@ def _python_function(spec, folder, where):
 
             cloudpickle.register_pickle_by_value(module)
         else:
+            _fresh_imports(folder.resolve())
             module = importlib.import_module(source)
     except ConfigError:
         raise
@@ -271,6 +271,31 @@ def _python_function(spec, folder, where):
     return function
 
 
+def _fresh_imports(folder):
+    """Put ``folder`` first on ``sys.path`` (the study's own modules import from beside it)
+    and forget the user's modules loaded from it before, and those of the names of its
+    modules loaded from elsewhere (another study's ``helper.py``), so that a study file
+    loaded in this process (a notebook, a test) runs the modules beside it as they are on
+    disk now. Installed packages' modules stay."""
+    import importlib
+    import sys
+
+    if str(folder) in sys.path:
+        sys.path.remove(str(folder))
+    sys.path.insert(0, str(folder))
+    own = {p.stem for p in folder.glob("*.py")} | \
+        {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    from ..execution.identity import _is_user_code
+
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not _is_user_code(name):
+            continue  # an installed package's (uqkit's own, in a checkout) stays
+        if name.split(".")[0] in own or Path(file).resolve().is_relative_to(folder):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
 def _check_signature(function, input_names, where):
     """A function called with the inputs as keywords must take them all."""
     import inspect
@@ -282,7 +307,8 @@ def _check_signature(function, input_names, where):
     try:
         signature.bind(**{name: 0.0 for name in input_names})
     except TypeError as exc:
-        raise ConfigError(f"{where}: {function.__name__}{signature} cannot take the inputs "
+        name = getattr(function, "__name__", type(function).__name__)
+        raise ConfigError(f"{where}: {name}{signature} cannot take the inputs "
                           f"{', '.join(input_names)} as keywords ({exc}); name its arguments "
                           "as [inputs] does, or set keywords = false to get them as one "
                           "array") from None

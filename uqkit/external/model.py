@@ -44,7 +44,7 @@ import numpy as np
 
 from ..execution import kept_runs
 from ..execution.executors import THREAD_VARIABLES
-from ..execution.kept_runs import run_name
+from ..execution.kept_runs import FINISHED, RUN_DIGITS, run_name  # noqa: F401 - as before
 from ..execution.model import RunContext
 from .outputs import OutputError, as_output, read_output
 from .process import STDERR, STDOUT, describe_end, run_program, tail
@@ -196,8 +196,8 @@ class ExternalModel:
                              f"{self.input_names}, got shape {X.shape}")
         if context is None:
             context = RunContext(np.arange(len(X)))
+        finished = self._finished_dir(context.store)  # before base makes the store's path
         base, temporary = self._base_dir(context.store)
-        finished = self._finished_dir(context.store)
         env = self._environment()
         values = np.full((len(X), len(self.output_names)), np.nan)
         status = np.zeros(len(X), dtype=np.int64)

@@ -1,6 +1,7 @@
 """The answers kept until a chunk is stored: read back bit for bit, and only for the very
 same run."""
 import numpy as np
+import pytest
 
 from uqkit.execution import kept_runs
 
@@ -51,3 +52,27 @@ def test_drop_removes_the_saved_rows_and_their_cut_short_files_only(tmp_path):
     kept_runs.drop(folder, np.array([1]))
     assert not folder.exists()
     kept_runs.drop(folder, [1])  # nothing there: nothing to do
+
+
+def test_an_answer_that_cannot_be_written_warns_once_and_the_run_counts(tmp_path):
+    """A full disk or a read-only store raised out of the model: every row of its chunk was
+    then run again one by one and failed (a review found it)."""
+    from uqkit import PerRunModel
+    from uqkit.execution.model import RunContext, evaluate
+
+    store = tmp_path / "store"
+    (store / "runs").mkdir(parents=True)
+    (store / "runs" / kept_runs.FINISHED).write_text("a file, not a folder")
+    calls = []
+    model = PerRunModel(lambda x: calls.append(x[0]) or 2 * x[0])
+    with pytest.warns(RuntimeWarning, match="cannot keep finished runs' answers") as seen:
+        out = evaluate(model, np.arange(3.0)[:, None], RunContext(np.arange(3), str(store)))
+    assert len(seen) == 1 and calls == [0, 1, 2]
+    assert out.status.tolist() == [0, 0, 0] and out.values.ravel().tolist() == [0, 2, 4]
+
+
+def test_answers_are_kept_only_where_the_store_is_on_this_machine(tmp_path):
+    """A Dask worker without the shared file system made the store's path on its own disk,
+    where nothing read or removed the answers."""
+    assert kept_runs.kept_folder(tmp_path / "elsewhere") is None
+    assert not (tmp_path / "elsewhere").exists()

@@ -69,7 +69,12 @@ def test_a_run_that_raises_fails_alone_with_its_reason_and_traceback():
                              "output_names ['a', 'b']"),
     ({"a": 1.0}, None, "give output_names"),
     ([1.0, 2.0, 3.0], ("a", "b"), "returned 3 outputs, not the 2 of output_names ['a', 'b']"),
-    (np.ones((2, 2)), None, "a run returns a number or a flat sequence"),
+    (np.ones((2, 2)), None, "an array of shape (2, 2); a run returns a number, a flat"),
+    (None, None, "returned None (does it return its outputs?)"),
+    ([], None, "returned no outputs"),
+    ("3.5", None, "returned a str ('3.5')"),
+    (True, None, "returned a bool (True)"),
+    ([1.0, [2.0, 3.0]], None, "returned a list"),
     (1 + 2j, None, "complex outputs"),
 ])
 def test_a_run_with_a_bad_answer_fails_with_a_reason_that_names_it(answer, names, reason):
@@ -165,12 +170,14 @@ SCRIPT = textwrap.dedent("""
     from uqkit import PerRunModel, propagate
     from uqkit.inputs.sampling import Samples
 
-    store, log, stop_after = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store, log = sys.argv[1], sys.argv[2]
+    # the model reads it from the environment: a global set from sys.argv would be part of
+    # the model's identity, and the rerun another model
 
     def run(x):
-        with open(log, "a") as fh:
+        with open(os.environ["LOG"], "a") as fh:
             done = fh.tell() // 8  # a fixed-width line per finished run
-            if done == stop_after:
+            if done == int(os.environ["STOP_AFTER"]):
                 os._exit(9)  # the machine dies mid-chunk
             y = np.sin(x[0]) * x[1]
             fh.write(f"{int(x[2]):7d}\\n")
@@ -184,15 +191,18 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_a_study_killed_mid_chunk_makes_only_its_unfinished_runs_again(tmp_path):
-    """Chunks of 25: killed after 37 runs, the store had saved one chunk; the 12 runs finished
-    in the second were made again before their answers were kept."""
+    """Chunks of 25: killed after 37 runs, the store had saved one chunk and the 12 runs
+    finished in the second were lost, made again by the rerun; now their answers are kept
+    and the rerun makes each of the 60 runs once."""
     script = tmp_path / "study.py"
     script.write_text(SCRIPT)
     store, log = tmp_path / "store", tmp_path / "runs.log"
 
     def study(stop_after, store=store):
-        return subprocess.run([sys.executable, str(script), str(store), str(log),
-                               str(stop_after)], capture_output=True, text=True, timeout=300)
+        return subprocess.run([sys.executable, str(script), str(store), str(log)],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "LOG": str(log),
+                                   "STOP_AFTER": str(stop_after)})
 
     killed = study(37)
     assert killed.returncode == 9, killed.stderr
@@ -206,3 +216,33 @@ def test_a_study_killed_mid_chunk_makes_only_its_unfinished_runs_again(tmp_path)
     X = np.column_stack([np.linspace(0, 3, 60), np.linspace(1, 2, 60)])
     np.testing.assert_array_equal(load_dataset(store)["outputs"][:, 0],
                                   [np.sin(a) * b for a, b in X])
+
+
+def test_a_model_output_returned_by_a_model_is_checked_as_any_answer():
+    """A ModelOutput went through unchecked: NaN outputs counted as good runs."""
+    from uqkit.execution.model import ModelOutput, evaluate
+
+    def model(X):
+        return ModelOutput(np.sqrt(X[:, :1] - 1), np.zeros(len(X), np.int64),
+                           np.array(["ok"] * len(X)))
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # sqrt of a negative
+        out = evaluate(model, np.array([[0.0], [2.0]]))
+    assert out.status.tolist() == [RAISED, 0] and out.reasons[0] == "non-finite output"
+    with pytest.raises(ValueError, match=r"reasons of shape \(1,\); expected \(2,\)"):
+        from uqkit.execution.model import normalise_output
+        normalise_output(ModelOutput(np.zeros((2, 1)), np.zeros(2, np.int64),
+                                     np.array(["ok"])), 2)
+
+
+def test_how_runs_are_made_is_not_what_they_give():
+    """chunk_size and cores_per_run made another model, and a store refused its runs."""
+    def f(x):
+        return x[0]
+    assert identity_key(PerRunModel(f)) == identity_key(PerRunModel(f, chunk_size=3,
+                                                                     cores_per_run=2))
+    assert identity_key(PerRunModel(f, input_names=["a"])) != identity_key(PerRunModel(f))
+    assert identity_key(PerRunModel(f, input_names=["a"], keywords=True)) != \
+        identity_key(PerRunModel(f, input_names=["a"]))

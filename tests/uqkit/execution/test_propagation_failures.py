@@ -309,6 +309,43 @@ def test_the_identity_follows_the_users_code_into_other_modules(tmp_path, monkey
     assert describe_model(second.model2) != before[1]
 
 
+def test_a_constant_imported_from_another_module_is_part_of_the_identity(tmp_path,
+                                                                         monkeypatch):
+    """``from settings import SCALE``: the model's own source did not change when SCALE did,
+    and a store served the old runs (a review found it with ``uqkit run``'s Python models).
+    A table read at import is the same case."""
+    (tmp_path / "settings_mod.py").write_text("SCALE = 3.0\n")
+    (tmp_path / "beam_mod.py").write_text("import numpy as np\nfrom settings_mod import SCALE"
+                                          "\nTABLE = np.loadtxt(%r)\n"
+                                          "def model(X):\n    return SCALE * X + TABLE[0]\n"
+                                          % str(tmp_path / "table.txt"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def identity(scale, table):
+        (tmp_path / "settings_mod.py").write_text(f"SCALE = {scale}\n")
+        (tmp_path / "table.txt").write_text(f"{table}\n")
+        for name in ("settings_mod", "beam_mod"):
+            sys.modules.pop(name, None)
+        importlib.invalidate_caches()
+        return describe_model(importlib.import_module("beam_mod").model)
+
+    first = identity(3.0, 1.0)
+    assert identity(3.0, 1.0) == first
+    assert identity(100.0, 1.0) != first
+    assert identity(3.0, 2.0) != first
+
+
+def test_a_global_random_generator_is_part_of_the_identity_by_its_type_only():
+    """Its state moves with every draw: the model would be another one after each run."""
+    ns = {"__name__": "notebook_cell"}
+    exec("import numpy as np, random\nrng = np.random.default_rng(0)\n"
+         "legacy = np.random.RandomState(1)\npy = random.Random(2)\n"
+         "def model(X):\n    return X + rng.normal() + legacy.rand() + py.random()\n", ns)
+    first = describe_model(ns["model"])
+    ns["model"](np.zeros(3))
+    assert describe_model(ns["model"]) == first
+
+
 def test_the_identity_is_the_same_in_every_process(tmp_path):
     """Sets of strings iterate in an order that follows the process's hash seed, a numba
     dispatcher pickles with a fresh UUID, and a torch tensor's pickle holds its memory

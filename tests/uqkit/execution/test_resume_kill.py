@@ -13,16 +13,16 @@ import numpy as np
 from uqkit.execution.store import load_dataset
 
 SCRIPT = textwrap.dedent("""
-    import json, sys, time
+    import json, os, sys, time
     import numpy as np
     from uqkit import propagate, sample
     from uqkit.inputs import RandomInputs
 
-    store, log = sys.argv[1], sys.argv[2]
+    store = sys.argv[1]
 
-    def model(X):
-        time.sleep(0.05)
-        with open(log, "a") as fh:
+    def model(X):  # the log's path from the environment: a global set from sys.argv would
+        time.sleep(0.05)  # be part of the model's identity, and each run another model
+        with open(os.environ["LOG"], "a") as fh:
             fh.write("\\n".join(repr(float(x)) for x in X[:, 0]) + "\\n")
         return np.column_stack([X[:, 0] ** 2, np.sin(X[:, 1])])
 
@@ -33,9 +33,10 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(script, *args, **kw):
-    return subprocess.Popen([sys.executable, str(script), *map(str, args)],
-                            stdout=subprocess.PIPE, text=True, **kw)
+def _run(script, store, log, **kw):
+    return subprocess.Popen([sys.executable, str(script), str(store)],
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "LOG": str(log)}, **kw)
 
 
 def test_sigkill_then_resume(tmp_path):

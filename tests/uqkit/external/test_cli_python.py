@@ -36,6 +36,10 @@ from helper import SCALE   # a sibling module: the file's folder is on sys.path
 
 def response(b, a):        # by keyword: the order of the arguments does not matter
     return a + SCALE * b, a * a
+
+
+import functools  # noqa: E402
+partial_response = functools.partial(response, 1.0)
 """
 
 
@@ -66,7 +70,22 @@ def test_a_python_function_runs_on_two_workers_with_the_programs_outputs(tmp_pat
     capsys.readouterr()
     (tmp_path / "beam.py").write_text(BEAM.replace("a * a", "a * a * a"))
     assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 2
-    assert "model.fingerprint: stored" in capsys.readouterr().err
+    assert "model.per_run.fingerprint: stored" in capsys.readouterr().err
+    # a constant it imports from a module beside it, edited: another model too (a review
+    # found the old runs served), and in this process the module is read afresh
+    (tmp_path / "beam.py").write_text(BEAM)
+    (tmp_path / "helper.py").write_text("SCALE = 100.0\n")
+    assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 2
+    assert "model.per_run.fingerprint: stored" in capsys.readouterr().err
+    assert main(["run", str(config), "--out", str(tmp_path / "out2"), "--no-progress"]) == 0
+    with open(tmp_path / "out2" / "runs.csv") as fh:
+        assert [float(r["y"]) for r in csv.DictReader(fh)] == (a + 100.0 * b).tolist()
+    # settings that change how the runs are made, not what they give, keep the store
+    (tmp_path / "helper.py").write_text("SCALE = 3.0\n")
+    config.write_text(STUDY.replace('outputs = ["y", "z"]',
+                                    'outputs = ["y", "z"]\nchunk_size = 3\ncores_per_run = 2'))
+    assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
+    assert json.loads((out / "summary.json").read_text())["loaded"] == 64
 
 
 def test_keywords_false_gives_the_inputs_as_one_array_in_the_files_order(tmp_path):
@@ -94,6 +113,8 @@ BAD = [
     ('output = "y"', 'output = "w"', r"output = 'w' is not an output \(outputs: y, z\)"),
     ('a = "normal(1, 2)"', 'c = "normal(1, 2)"',
      r"response\(b, a\) cannot take the inputs c, b as keywords"),
+    ('python = "beam.py:response"', 'python = "beam.py:partial_response"',
+     r"partial\(a\) cannot take the inputs a, b as keywords"),
 ]
 
 
@@ -106,6 +127,27 @@ def test_a_bad_python_model_exits_2_with_one_line_naming_the_value(tmp_path, cap
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("uqkit run: "), err
     assert __import__("re").search(message, err), err
+
+
+def test_two_study_files_with_modules_of_the_same_names_each_get_their_own(tmp_path):
+    """Loaded in one process, the second file's function ran with the first's helper."""
+    for scale, folder in ((3.0, tmp_path / "A"), (5.0, tmp_path / "B")):
+        folder.mkdir()
+        _study(folder)
+        (folder / "helper.py").write_text(f"SCALE = {scale}\n")
+    first, second = (load_config(tmp_path / f / "study.toml").model for f in "AB")
+    X = np.array([[1.0, 2.0]])
+    assert first(X).values.tolist() == [[7.0, 1.0]]
+    assert second(X).values.tolist() == [[11.0, 1.0]]
+
+
+def test_a_module_beside_the_study_file_is_found_by_its_name(tmp_path, monkeypatch):
+    """MODULE:NAME found the module only where the current directory was on sys.path
+    (python -m, not the uqkit command)."""
+    config = _study(tmp_path, STUDY.replace("beam.py:response", "beam:response"))
+    monkeypatch.chdir("/")
+    monkeypatch.setattr("sys.path", [p for p in __import__("sys").path if p not in ("", ".")])
+    assert load_config(config).model(np.array([[1.0, 2.0]])).values.tolist() == [[7.0, 1.0]]
 
 
 def test_a_module_that_raises_on_import_is_named(tmp_path):

@@ -260,6 +260,7 @@ def test_a_run_is_kept_while_its_call_runs_and_a_failed_one_is_not(deck, tmp_pat
         f"ls {finished} > {seen}-{{{{ run_index }}}} 2>/dev/null\n"
         "if awk 'BEGIN { exit !({{ x }} < 0) }'; then exit 3; fi\n" + SOLVER)
     X = np.array([[-1.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    (tmp_path / "store").mkdir()  # as propagate makes it (answers are kept in a store only)
     _, status, _ = _model(deck)(X, context=RunContext(np.arange(3), str(tmp_path / "store")))
     assert status.tolist() == [FAILED_EXIT, 0, 0]
     assert (tmp_path / "seen-1").read_text().split() == []  # row 0 failed: nothing kept
