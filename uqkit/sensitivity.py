@@ -57,10 +57,11 @@ from scipy.stats import qmc
 
 from .execution.runner import ModelRunner
 from .inputs.transforms import unit_to_x
+from .plots import plot_sobol  # noqa: F401 - importable from here, as before
 from .validation import check_float, check_int, check_seed
 
-__all__ = ["METHODS", "SobolResult", "pick_freeze_design", "saltelli_estimates", "sobol_indices",
-           "pce_indices", "sobol_indices_surrogate", "plot_sobol"]
+__all__ = ["METHODS", "PCE_LOO_WARNING", "SobolResult", "pick_freeze_design",
+           "saltelli_estimates", "sobol_indices", "pce_indices", "sobol_indices_surrogate"]
 
 METHODS = ("saltelli", "pce")
 
@@ -116,7 +117,7 @@ class SobolResult:
         return out
 
     def plot(self, axes=None):
-        """Bar chart of the indices; see :func:`plot_sobol`."""
+        """Bar chart of the indices; see :func:`uqkit.plots.plot_sobol`."""
         return plot_sobol(self, axes)
 
 
@@ -132,12 +133,16 @@ def _check_common(n, seed, bootstrap, level, inputs):
     check_inputs(inputs)
     n = check_int(n, "n", 2)
     check_seed(seed)
+    return (n, *_check_intervals(bootstrap, level))
+
+
+def _check_intervals(bootstrap, level):
+    """(bootstrap, level), checked: 0 or at least 20 resamples, a level in (0, 1)."""
     bootstrap = check_int(bootstrap, "bootstrap", 0)
     if 0 < bootstrap < 20:
         raise ValueError(f"bootstrap must be 0 (no intervals) or >= 20 resamples, got "
                          f"bootstrap={bootstrap}")
-    level = check_float(level, "level", 0.0, 1.0)
-    return n, bootstrap, level
+    return bootstrap, check_float(level, "level", 0.0, 1.0)
 
 
 def _sobol_design(dim, n, seed):
@@ -247,6 +252,9 @@ def sobol_indices(model, inputs, n=2 ** 12, seed=0, bootstrap=200, level=0.95,
     n, bootstrap, level = _check_common(n, seed, bootstrap, level, inputs)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
+    if order is not None and method != "pce":
+        raise ValueError(f"order={order!r} is the degree of a PCE: it takes method='pce' "
+                         f"(method={method!r} has no order)")
     d = inputs.dim
     if method == "pce":
         P = _sobol_design(d, n, seed)
@@ -313,26 +321,54 @@ def _warn_inconsistent(res):
                     f"({t[i, j]:.3g}, CI [{tci[0, i, j]:.3g}, {tci[1, i, j]:.3g}]) beyond the "
                     f"intervals: n={res.n} is too small", UserWarning, stacklevel=3)
             for label, v, ci in (("first-order", f, fci), ("total", t, tci)):
-                if ci[1, i, j] < 0:
+                if ci[1, i, j] < 0 or ci[0, i, j] > 1:
                     warnings.warn(
-                        f"{label} index of {name!r}{out} is negative ({v[i, j]:.3g}, {pct} CI "
-                        f"[{ci[0, i, j]:.3g}, {ci[1, i, j]:.3g}]): n={res.n} is too small",
-                        UserWarning, stacklevel=3)
+                        f"{label} index of {name!r}{out} is "
+                        f"{'negative' if ci[1, i, j] < 0 else 'above 1'} ({v[i, j]:.3g}, "
+                        f"{pct} CI [{ci[0, i, j]:.3g}, {ci[1, i, j]:.3g}]): n={res.n} is too "
+                        "small", UserWarning, stacklevel=3)
+    for j in range(f.shape[1]):
+        if fci[0, :, j].sum() > 1:
+            out = f" of output {j}" if f.shape[1] > 1 else ""
+            warnings.warn(f"the first-order indices{out} sum to {f[:, j].sum():.3g}, above 1 "
+                          f"even at their lower {pct} bounds (a variance share cannot): "
+                          f"n={res.n} is too small", UserWarning, stacklevel=3)
 
 
 # -- polynomial chaos ---------------------------------------------------------------------
 
 def _pce_germ(inputs, P):
-    """The distribution the expansion is orthonormal for and the design in its space: the
-    inputs themselves when independent, else the standard normal Rosenblatt variables."""
+    """The distribution the expansion is orthonormal for and the design in its space: each
+    independent input of a classical family (normal: Hermite, uniform: Legendre) itself,
+    any other (lognormal, gamma, ...) by its standard normal Rosenblatt variable
+    ``Phi^-1(F(x))`` (chaospy's polynomials of a lognormal, built numerically, are unreliable:
+    Sobol' indices of 0.997 / 0.003 where they are 0.5 / 0.5); dependent inputs all by
+    their standard normal Rosenblatt variables."""
     import chaospy
-
-    if isinstance(inputs.joint, chaospy.J) or inputs.dim == 1:
-        return inputs.joint, unit_to_x(inputs, P), "inputs"
     from scipy import special
 
-    germ = chaospy.J(*[chaospy.Normal(0, 1) for _ in range(inputs.dim)])
-    return germ, special.ndtri(np.clip(P, 1e-16, 1 - 1e-16)), "rosenblatt-normal"
+    normal = special.ndtri(np.clip(P, 1e-16, 1 - 1e-16))
+    if not (isinstance(inputs.joint, chaospy.J) or inputs.dim == 1):
+        germ = chaospy.J(*[chaospy.Normal(0, 1) for _ in range(inputs.dim)])
+        return germ, normal, "rosenblatt-normal"
+    own = [isinstance(inputs.marginal(name), _classical_families()) for name in inputs.names]
+    if all(own):
+        return inputs.joint, unit_to_x(inputs, P), "inputs"
+    Z = np.where(own, unit_to_x(inputs, P), normal)
+    germ = chaospy.J(*[inputs.marginal(name) if o else chaospy.Normal(0, 1)
+                       for name, o in zip(inputs.names, own)])
+    others = [name for name, o in zip(inputs.names, own) if not o]
+    return germ, Z, f"inputs; standard normal for {', '.join(others)}"
+
+
+def _classical_families():
+    import chaospy
+
+    return (chaospy.Normal, chaospy.Uniform)
+
+
+#: Relative leave-one-out error of a PCE above which its indices are suspect (a warning).
+PCE_LOO_WARNING = 0.01
 
 
 def _default_order(d, m):
@@ -342,14 +378,17 @@ def _default_order(d, m):
     return order
 
 
-def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
+def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=0):
     """Sobol' indices from a least-squares PCE fitted on runs ``Y`` (m, k) at the points
     ``P`` (m, d) of the unit hypercube: the runs' inputs mapped by the inputs' Rosenblatt
     transform (their CDFs when independent; ``inputs.joint.fwd(X.T).T`` for physical inputs
     X). Any runs of the inputs' distribution will do.
 
     Returns first, total (d, k), their intervals (2, d, k) and an info dict (order, terms,
-    space, relative leave-one-out error per output).
+    space, relative leave-one-out error per output). Warns where the leave-one-out error is
+    above :data:`PCE_LOO_WARNING`: the expansion does not resolve the model, and the
+    bootstrap intervals, which only refit it, do not show that. ``rng``: a seed or a NumPy
+    Generator for the bootstrap; ``bootstrap``: 0 or at least 20 resamples.
 
     Raises:
         ValueError: P is not (m, d) points in [0, 1] (physical inputs, say), or Y is not
@@ -368,6 +407,8 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
                          f"{' and non-finite ones' if not np.isfinite(P).all() else ''}: map "
                          "physical inputs X with inputs.joint.fwd(X.T).T")
     m, d = P.shape
+    bootstrap, level = _check_intervals(bootstrap, level)
+    rng = np.random.default_rng(rng)
     Y = _check_outputs(Y, m, "Y holds outputs")
     bad = ~np.isfinite(Y).all(axis=1)
     if bad.any():
@@ -395,8 +436,16 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=None):
     first, total, coef = indices(Psi, Y)
     leverage = np.einsum("ij,ji->i", Psi, np.linalg.pinv(Psi))  # diagonal of the hat matrix
     loo = ((Y - Psi @ coef) / (1 - leverage)[:, None]) ** 2
-    info = {"order": order, "terms": terms, "space": space,
-            "loo_error": (loo.mean(0) / Y.var(0)).tolist()}
+    with np.errstate(divide="ignore", invalid="ignore"):  # a constant output: NaN
+        loo_error = loo.mean(0) / Y.var(0)
+    info = {"order": order, "terms": terms, "space": space, "loo_error": loo_error.tolist()}
+    for j in np.flatnonzero(np.isfinite(loo_error) & (loo_error > PCE_LOO_WARNING)):
+        out = f" of output {j}" if Y.shape[1] > 1 else ""
+        warnings.warn(f"the PCE (order {order}, {terms} terms, {m} runs) does not resolve the "
+                      f"model{out}: relative leave-one-out error {loo_error[j]:.3g} > "
+                      f"{PCE_LOO_WARNING}; its indices may be far off (their intervals only "
+                      "refit it): raise n, or use method='saltelli'", UserWarning,
+                      stacklevel=2)
     if not bootstrap:
         nan = np.full((2,) + first.shape, np.nan)
         return (*_undefined_where_constant(Y, first, total, nan, nan.copy()), info)
@@ -429,12 +478,28 @@ def _surrogate_outputs(surrogate, X, function_draws):
         samples = np.asarray(samples, dtype=float)
         if samples.ndim == 2:
             samples = samples[..., None]
-        return _check_outputs(pred.mean, len(X)), samples
+        mean = _finite_predictions(_check_outputs(pred.mean, len(X)), X, "predictive mean")
+        _finite_predictions(samples.reshape(-1, len(X), samples.shape[-1]).max(axis=0), X,
+                            "function draws")
+        return mean, samples
     if function_draws:
         warnings.warn(f"{type(surrogate).__name__} draws no posterior functions "
                       "(predict_distribution(X, n_samples=S, return_samples=True)): no epistemic "
                       "band, the indices of its predict() only", UserWarning, stacklevel=3)
-    return _check_outputs(surrogate.predict(X), len(X)), None
+    return _finite_predictions(_check_outputs(surrogate.predict(X), len(X)), X,
+                               "predictions"), None
+
+
+def _finite_predictions(values, X, what):
+    """``values`` (m, k), or a ValueError naming the surrogate's first non-finite one (every
+    index came out 0 without a word)."""
+    bad = ~np.isfinite(values).all(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"the surrogate's {what} are not finite at {int(bad.sum())} of "
+                         f"{len(X)} points of the design, the first at inputs "
+                         f"{X[i].tolist()}: its indices would be meaningless")
+    return values
 
 
 def _draws_functions(surrogate):
@@ -490,50 +555,3 @@ def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws
                    "surrogate": type(surrogate).__name__, "predictions": len(X)})
     _warn_inconsistent(res)
     return res
-
-
-# -- figure -------------------------------------------------------------------------------
-
-def plot_sobol(result, axes=None):
-    """Bars of first-order and total indices with their intervals as error bars (and the
-    epistemic band of a surrogate as a thin black bar), one panel per output.
-
-    Returns the matplotlib figure.
-    """
-    import matplotlib.pyplot as plt
-
-    first = np.atleast_2d(result.first.T).T
-    k = first.shape[1]
-    if axes is None:
-        fig, axes = plt.subplots(1, k, figsize=(0.9 * len(result.names) * k + 2.5, 3.2),
-                                 squeeze=False)
-        axes = axes[0]
-    axes = np.atleast_1d(axes)
-    if len(axes) != k:
-        raise ValueError(f"{k} outputs need {k} axes, got {len(axes)}")
-    pos = np.arange(len(result.names))
-    w = 0.38
-    for j, ax in enumerate(axes):
-        for off, label, val, ci, bnd in (
-                (-w / 2, "first order", result.first, result.first_ci, result.first_band),
-                (w / 2, "total", result.total, result.total_ci, result.total_band)):
-            v = np.atleast_2d(val.T).T[:, j]
-            c = ci.reshape(2, len(pos), k)[:, :, j]
-            err = np.clip(np.stack([v - c[0], c[1] - v]), 0, None)
-            ax.bar(pos + off, v, w, label=label,
-                   yerr=None if np.isnan(err).all() else err, capsize=3)
-            if bnd is not None:
-                b = bnd.reshape(2, len(pos), k)[:, :, j]
-                ax.vlines(pos + off + w / 4, b[0], b[1], color="k", lw=1.2,
-                          label="epistemic band" if off < 0 else None)
-        ax.set_xticks(pos, result.names)
-        ax.set_ylim(min(0.0, ax.get_ylim()[0]), max(1.0, ax.get_ylim()[1]))
-        ax.axhline(0, color="0.5", lw=0.6)
-        title = (result.output_names[j] if j < len(result.output_names) else
-                 (f"output {j}" if k > 1 else ""))
-        ax.set_title(title)
-        ax.set_ylabel("Sobol' index")
-    axes[0].legend(fontsize=8)
-    fig = axes[0].figure
-    fig.tight_layout()
-    return fig

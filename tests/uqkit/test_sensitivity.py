@@ -914,3 +914,81 @@ def test_pce_indices_called_directly_mark_a_constant_output_undefined():
     assert np.isnan(first[:, 1]).all() and np.isnan(total[:, 1]).all()
     np.testing.assert_allclose(first[:, 0], [0.2, 0.8], atol=1e-9)
 
+
+
+# -- audit fixes: silent wrong indices, each against a known answer --------------------------
+
+def test_pce_indices_of_a_lognormal_input_are_right():
+    """chaospy's polynomials of a lognormal, built numerically, gave first indices 0.997 /
+    0.003 where they are 0.5 / 0.5 (Y = 1000 / E + c q, c matching the two variances),
+    without a word. A lognormal now gets a standard normal germ."""
+    inputs = RandomInputs.from_spec({"E": "lognormal(mean=200, std=60)", "q": "normal(0, 1)"})
+    E = inputs.marginal("E")
+    draws = np.asarray(E.sample(400_000, seed=1))
+    c = float(np.std(1000 / draws))  # var(1000 / E) by Monte Carlo: the two shares equal
+
+    def model(X):
+        return 1000 / X[:, 0] + c * X[:, 1]
+
+    res = sobol_indices(model, inputs, n=1024, method="pce", bootstrap=0, executor="serial")
+    np.testing.assert_allclose(res.first, [0.5, 0.5], atol=0.01)
+    assert res.info["space"] == "inputs; standard normal for E"
+
+
+def test_a_pce_that_does_not_resolve_the_model_says_so():
+    """Ishigami at 128 runs: S2 0.075 where it is 0.442, its bootstrap interval excluding the
+    truth; the leave-one-out error (0.73) said so, unread."""
+    with pytest.warns(UserWarning, match="does not resolve the model: relative leave-one-out"):
+        sobol_indices(ishigami, ishigami_inputs(), n=128, method="pce", bootstrap=0,
+                      executor="serial")
+
+
+def test_a_surrogate_that_predicts_nan_is_refused_not_given_zero_indices():
+    class Holes:
+        def predict(self, X):
+            return np.where(X[:, 0] > 1, np.nan, X[:, 0] + X[:, 1])
+
+    with pytest.raises(ValueError, match=r"predictions are not finite at \d+ of 2048 points"):
+        sobol_indices_surrogate(Holes(), two_normals(), n=512, bootstrap=0, function_draws=0)
+
+
+def test_indices_above_1_beyond_their_intervals_warn():
+    res = SobolResult(("a", "b"), np.array([0.9, 1.4]), np.array([0.95, 1.5]),
+                      np.array([[0.8, 1.2], [1.0, 1.6]]), np.array([[0.9, 1.3], [1.0, 1.7]]),
+                      100, 8, "saltelli", 0.95)
+    with pytest.warns(UserWarning) as seen:
+        _warn_inconsistent(res)
+    messages = [str(w.message) for w in seen]
+    assert any("first-order index of 'b' is above 1" in m for m in messages), messages
+    assert any("sum to 2.3, above 1 even at their lower 95% bounds" in m for m in messages)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"bootstrap": 5}, "bootstrap must be 0 .* or >= 20 resamples, got bootstrap=5"),
+    ({"bootstrap": -1}, "bootstrap"),
+    ({"level": 95}, "level"),
+])
+def test_pce_indices_checks_its_arguments(kwargs, message):
+    P = np.random.default_rng(0).random((64, 2))
+    with pytest.raises(ValueError, match=message):
+        pce_indices(P, P.sum(1), two_normals(), order=2, **kwargs)
+
+
+def test_pce_indices_bootstraps_with_its_default_seed():
+    """bootstrap=50 without an rng ended in AttributeError."""
+    P = np.random.default_rng(0).random((64, 2))
+    first, _, first_ci, _, _ = pce_indices(P, P[:, 0] + 2 * P[:, 1], two_normals(), order=2,
+                                           bootstrap=50)
+    assert np.all(first_ci[0] <= first) and np.all(first <= first_ci[1])
+
+
+def test_an_order_without_a_pce_is_refused():
+    with pytest.raises(ValueError, match="order=3 is the degree of a PCE"):
+        sobol_indices(linear_1_2, two_normals(), n=64, order=3, executor="serial")
+
+
+def test_method_options_of_an_unknown_method_names_it():
+    from uqkit.reliability import method_options
+
+    with pytest.raises(ValueError, match="unknown method 'MC'"):
+        method_options("MC")

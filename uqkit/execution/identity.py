@@ -218,9 +218,12 @@ def _global_names(code):
 def _function_data(f):
     """``(label, value)`` of what a function's result may depend on beside its bytecode: its
     defaults, keyword-only defaults and closure cells, and, for the user's own code, the
-    module globals its code reads, all of them: the module's source does not hold a value
-    imported from another module (``from settings import SCALE``) or computed at import (a
-    table read from a file)."""
+    module globals its code reads: all of them where the module has no source file (a
+    notebook, ``python -c``); else the functions, classes and modules among them and the
+    values its source imports (``from settings import SCALE``: the source holds the name,
+    not the value). A value the module's own source binds is identified by that source, so
+    a module-level cache or counter the model fills as it runs does not make it another
+    model."""
     out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
     out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
@@ -229,9 +232,42 @@ def _function_data(f):
         except ValueError:  # an empty cell
             pass
     if _is_user_code(f.__module__):
-        out += [(f"global {name}", f.__globals__[name])
-                for name in sorted(_global_names(f.__code__)) if name in f.__globals__]
+        whole = not _has_source_file(f.__module__)
+        imported = frozenset() if whole else _imported_names(f.__module__)
+        out += [(f"global {name}", v) for name in sorted(_global_names(f.__code__))
+                if name in f.__globals__ for v in (f.__globals__[name],)
+                if whole or name in imported or ALL_NAMES in imported or _is_code(v)
+                or inspect.isclass(v) or inspect.ismodule(v)]
     return out
+
+
+#: In :func:`_imported_names`: a ``from ... import *`` may have bound any name.
+ALL_NAMES = "*"
+
+
+def _imported_names(module_name):
+    """The names that import statements in the module's source bind (``ALL_NAMES`` for a
+    star import), read from its file once per version of it."""
+    import os
+
+    path = getattr(sys.modules.get(module_name), "__file__", None)
+    try:
+        return _imported_names_in(path, os.stat(path).st_mtime_ns)
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return frozenset({ALL_NAMES})  # unreadable: every global it reads counts
+
+
+@functools.lru_cache(maxsize=256)
+def _imported_names_in(path, mtime):
+    import ast
+
+    with open(path, "rb") as fh:
+        tree = ast.parse(fh.read(), path)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+    return frozenset(names)
 
 
 def _has_source_file(module_name):
@@ -405,13 +441,13 @@ def fingerprint(obj):
       (another module of the user's project that the model calls is hashed too), with the
       values those functions hold: defaults, keyword-only defaults and closure cells, of any
       kind (a closure made with another constant, dict or object is another model);
-    * the values of the user's module globals its functions read (a constant imported from
-      another module, a table read at import; a notebook's globals), random number
-      generators by their type only (their state moves with every draw);
     * the source of the modules that define them (a changed function body, class attribute
       or module constant changes it; for a model defined in a script, any edit of the
-      script); where a module has no source file (a notebook, ``python -c``), its classes'
-      attributes too;
+      script), and the values of the globals its functions read that the source does not
+      hold: those it imports (``from settings import SCALE``); where a module has no source
+      file (a notebook, ``python -c``), every global its functions read and its classes'
+      attributes. Random number generators count by their type only (their state moves
+      with every draw);
     * the versions of the installed packages that provide those modules.
 
     A model that changes what it holds as it runs (a call counter, a cache) changes its

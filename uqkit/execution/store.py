@@ -131,11 +131,10 @@ def describe_differences(old, new, prefix="", width=100):
 
 #: What a changed model fingerprint means, added to the refusal that shows one.
 FINGERPRINT_HINT = (
-    "the model's fingerprint covers its code, the values it holds, the globals it reads "
-    "(one set from the command line or a file included) and the source of the module that "
-    "defines it: a model defined in a script changes with any edit of that script, so put "
-    "the model in a module of its own (or give it a describe() method) to keep its store "
-    "while the script changes")
+    "the model's fingerprint covers its code, the values it holds and imports, and the "
+    "source of the module that defines it: a model defined in a script changes with any "
+    "edit of that script, so put the model in a module of its own (or give it a describe() "
+    "method) to keep its store while the script changes")
 
 
 def _fsync_dir(path):

@@ -30,6 +30,8 @@ def method_options(method):
     >>> method_options("mc")
     ['n', 'level', 'batch', 'target_cov', 'max_runs']
     """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {tuple(METHODS)}")
     func = METHODS[method]
     allowed = [p.name for p in inspect.signature(func).parameters.values()
                if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in ("ls", "rng")]

@@ -65,6 +65,12 @@ __all__ = ["ALGORITHMS", "form", "sorm_formulas", "tangent_basis", "sorm"]
 
 #: FORM's search algorithms.
 ALGORITHMS = ("hlrf", "sqp")
+#: |u| beyond which the map to the inputs may stop moving in an upper tail (chaospy's
+#: support of a lognormal ends near u = 6.4): a vanishing gradient there says so.
+SATURATED_U = 6.0
+#: Bounds of SLSQP's search in each coordinate of u: past them Phi(u) is clipped (EPS of
+#: :mod:`uqkit.inputs.transforms`) and g is constant, where a long first step would stall.
+U_BOUND = 8.0
 
 
 def _with_gradient(ls, u, g_u, fd, h, tag):
@@ -142,8 +148,16 @@ class _Iterations:
                                    f"(iteration {it}; g = {g}); start elsewhere (u0=) or "
                                    "check the model there", self.history)
         if norm == 0:
-            raise ConvergenceError(f"FORM: the gradient of g vanishes at u={u.tolist()} "
-                                   f"(iteration {it}); start elsewhere (u0=)", self.history)
+            far = float(np.max(np.abs(u))) > SATURATED_U
+            raise ConvergenceError(
+                f"FORM: the gradient of g vanishes at u={u.tolist()} (iteration {it}); start "
+                "elsewhere (u0=)" + (
+                    "; beyond |u| = 6 the map to the inputs may no longer move: chaospy cuts "
+                    "some marginals' upper tails off there (a lognormal's near u = 6.4) and "
+                    "Phi(u) rounds to 1 beyond about 8. Pf there is below 1e-9: start nearer "
+                    "the design point (u0=), or use algorithm='hlrf', whose steps are "
+                    "shorter" if far else ""),
+                self.history)
         alpha = -grad / norm
         e1, e2 = abs(g) / self.g_scale, float(np.linalg.norm(u - (alpha @ u) * alpha))
         self.history.append({"iteration": it, "g": g, "beta": float(alpha @ u),
@@ -233,6 +247,7 @@ def _sqp(ls, u0, tol, max_iter, fd, h):
         return (u, *point(u), its.history)
     try:
         res = optimize.minimize(lambda v: 0.5 * v @ v, u, jac=lambda v: v, method="SLSQP",
+                                bounds=[(-U_BOUND, U_BOUND)] * len(u),
                                 constraints=[{"type": "eq",
                                               "fun": lambda v: g_at(v) / its.g_scale,
                                               "jac": constraint_jac}],
@@ -262,6 +277,19 @@ def _form_point(ls, form_result, form_options):
     ``form_result`` if given, else from a FORM run here."""
     if form_result is None:
         return form(ls, **form_options), 0
+    d = ls.inputs.dim
+    method = getattr(form_result, "method", "form")
+    point = getattr(form_result, "design_point", None)
+    if method not in ("form", "sorm") or not isinstance(point, dict) or "u" not in point:
+        raise ValueError(f"form_result must be the result of method='form' (or 'sorm') on "
+                         f"this limit state, got {type(form_result).__name__}"
+                         + (f" of method {method!r}" if hasattr(form_result, "method") else ""))
+    if np.shape(form_result.design_point["u"]) != (d,):
+        raise ValueError(f"form_result's design point has {np.size(form_result.design_point['u'])}"
+                         f" coordinates; this limit state has {d} inputs")
+    if form_options:
+        raise ValueError(f"form_result is given, so FORM does not run: its options "
+                         f"{sorted(form_options)} would be ignored")
     fields = ("beta", "design_point", "alpha", "importance", "history", "info")
     return {k: getattr(form_result, k) for k in fields}, form_result.model_runs
 
@@ -288,6 +316,42 @@ def sorm_formulas(beta, kappa):
     return out
 
 
+def _sorm_probabilities(beta, kappa):
+    """:func:`sorm_formulas` for either side of the origin. The formulas hold for beta >= 0;
+    where the mean point fails (beta < 0) they give the safe side's probability, from -beta
+    and the curvatures seen from it (-kappa), and Pf is its complement (Tvedt's formula at
+    beta = -1.96 gave 0.975 where Pf is 0.981, or 1.012 on another surface)."""
+    if beta >= 0:
+        return sorm_formulas(beta, kappa)
+    return {name: 1.0 - p for name, p in sorm_formulas(-beta, -np.asarray(kappa)).items()}
+
+
+def _curvatures(ls, u, T, g0, gnorm, h, reused):
+    """The principal curvatures at the design point u from a finite-difference Hessian of g
+    along the tangent directions T (d, m), scaled by the step h. ``reused``: u, g0 and gnorm
+    come from a FORM result given by the caller; g at u is then run again with the Hessian,
+    and a result of another limit state is refused."""
+    m = T.shape[1]
+    pts, pairs = [u + T.T, u - T.T], [(i, j) for i in range(m) for j in range(i + 1, m)]
+    for si, sj in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+        pts.append(np.array([u + si * T[:, i] + sj * T[:, j] for i, j in pairs])
+                   .reshape(-1, len(u)))
+    if reused:
+        pts.append(u[None])
+    vals = ls(np.concatenate(pts), tag="sorm-hessian")
+    if reused:
+        g_here, vals = float(vals[-1]), vals[:-1]
+        if not abs(g_here - g0) <= 1e-6 * max(abs(g0), gnorm):
+            raise ValueError(f"form_result is not a FORM result of this limit state: g at its "
+                             f"design point is {g_here:.6g} here, {g0:.6g} in the result")
+    H = np.diag((vals[:m] - 2 * g0 + vals[m:2 * m]) / h ** 2)
+    q = len(pairs)
+    pp, pm, mp, mm = (vals[2 * m + s * q:2 * m + (s + 1) * q] for s in range(4))
+    for (i, j), v in zip(pairs, (pp - pm - mp + mm) / (4 * h * h)):
+        H[i, j] = H[j, i] = v
+    return np.linalg.eigvalsh(H / gnorm)
+
+
 def tangent_basis(alpha):
     """(d, d - 1) orthonormal columns spanning the plane orthogonal to the unit vector alpha."""
     d = len(alpha)
@@ -300,8 +364,10 @@ def sorm(ls, rng=None, form_result=None, formula="tvedt", hessian_step=5e-3,
     """SORM from the curvatures at the FORM design point (see the module notes).
 
     Args:
-        form_result: a FORM :class:`ReliabilityResult` to start from (else FORM runs here
-            with ``form_options``); its model runs are included in ``model_runs``.
+        form_result: a FORM :class:`ReliabilityResult` of this limit state to start from
+            (else FORM runs here with ``form_options``); its model runs are included in
+            ``model_runs``, and g at its design point is run once more with the Hessian, so
+            that a result of another limit state is refused.
         formula: ``"tvedt"`` (default: usually the most accurate of the three, and within
             1 % of the exact Pf on the parabolic test case where Hohenbichler-Rackwitz is 4 %
             and Breitung 11 % off), ``"hohenbichler"`` or ``"breitung"`` for ``pf``; all three
@@ -317,20 +383,12 @@ def sorm(ls, rng=None, form_result=None, formula="tvedt", hessian_step=5e-3,
     g0, gnorm = f["info"]["g"], f["info"]["gradient_norm"]
     T = tangent_basis(alpha) * h
     m = T.shape[1]
-    pts, pairs = [u + T.T, u - T.T], [(i, j) for i in range(m) for j in range(i + 1, m)]
-    for si, sj in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
-        pts.append(np.array([u + si * T[:, i] + sj * T[:, j] for i, j in pairs])
-                   .reshape(-1, len(u)))
-    vals = ls(np.concatenate(pts), tag="sorm-hessian")
-    H = np.diag((vals[:m] - 2 * g0 + vals[m:2 * m]) / h ** 2)
-    q = len(pairs)
-    pp, pm, mp, mm = (vals[2 * m + s * q:2 * m + (s + 1) * q] for s in range(4))
-    for (i, j), v in zip(pairs, (pp - pm - mp + mm) / (4 * h * h)):
-        H[i, j] = H[j, i] = v
-    kappa = np.linalg.eigvalsh(H / gnorm)
-    pfs = sorm_formulas(beta, kappa)
+    kappa = np.zeros(0)
+    if m:  # in one dimension there is no tangent direction: FORM is exact
+        kappa = _curvatures(ls, u, T, g0, gnorm, h, reused=form_result is not None)
+    pfs = _sorm_probabilities(beta, kappa)
     pf = pfs[formula]
-    if not np.isfinite(pf):
+    if not (0.0 <= pf <= 1.0):
         raise ValueError(f"SORM {formula}: undefined for beta={beta:.4g} and curvatures "
                          f"{np.round(kappa, 4).tolist()} (1 + beta kappa <= 0); use "
                          "sampling (method='is' or 'subset')")

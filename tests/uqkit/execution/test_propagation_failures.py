@@ -313,26 +313,26 @@ def test_a_constant_imported_from_another_module_is_part_of_the_identity(tmp_pat
                                                                          monkeypatch):
     """``from settings import SCALE``: the model's own source did not change when SCALE did,
     and a store served the old runs (a review found it with ``uqkit run``'s Python models).
-    A table read at import is the same case."""
-    (tmp_path / "settings_mod.py").write_text("SCALE = 3.0\n")
-    (tmp_path / "beam_mod.py").write_text("import numpy as np\nfrom settings_mod import SCALE"
-                                          "\nTABLE = np.loadtxt(%r)\n"
-                                          "def model(X):\n    return SCALE * X + TABLE[0]\n"
-                                          % str(tmp_path / "table.txt"))
+    A cache the module's own source makes, filled as the model runs, is not part of it."""
+    (tmp_path / "beam_mod.py").write_text(
+        "from settings_mod import SCALE, PARAMS as P\n_cache = {}\n"
+        "def model(X):\n    _cache[len(_cache)] = 1\n    return SCALE * X + P['c']\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
-    def identity(scale, table):
-        (tmp_path / "settings_mod.py").write_text(f"SCALE = {scale}\n")
-        (tmp_path / "table.txt").write_text(f"{table}\n")
+    def identity(scale, c):
+        (tmp_path / "settings_mod.py").write_text(f"SCALE = {scale}\nPARAMS = {{'c': {c}}}\n")
         for name in ("settings_mod", "beam_mod"):
             sys.modules.pop(name, None)
         importlib.invalidate_caches()
-        return describe_model(importlib.import_module("beam_mod").model)
+        model = importlib.import_module("beam_mod").model
+        return describe_model(model), model
 
-    first = identity(3.0, 1.0)
-    assert identity(3.0, 1.0) == first
-    assert identity(100.0, 1.0) != first
-    assert identity(3.0, 2.0) != first
+    first, model = identity(3.0, 1.0)
+    model(np.zeros(2))  # fills the module's cache
+    assert describe_model(model) == first
+    assert identity(3.0, 1.0)[0] == first
+    assert identity(100.0, 1.0)[0] != first
+    assert identity(3.0, 2.0)[0] != first
 
 
 def test_a_global_random_generator_is_part_of_the_identity_by_its_type_only():

@@ -551,15 +551,16 @@ def test_sorm_refuses_an_undefined_formula():
 
 
 def test_sorm_reuses_a_form_result():
-    """With a FORM result, SORM spends only the Hessian's runs and counts FORM's in."""
+    """With a FORM result, SORM spends only the Hessian's runs and one run of g at the design
+    point (the check that the result is this limit state's), and counts FORM's in."""
     beta, kappa = 2.0, [0.3, -0.2]
     g, _ = rotated_parabola(beta, kappa, seed=1)
     inputs = standard_normals(3)
     f = failure_probability(g, inputs, method="form", executor="serial")
     r = failure_probability(g, inputs, method="sorm", form_result=f, executor="serial")
     m = 2
-    assert r.model_runs == f.model_runs + 2 * m + 2 * m * (m - 1)
-    assert r.info["form_runs"] == f.model_runs and r.info["computed_runs"] == 2 * m * m
+    assert r.model_runs == f.model_runs + 2 * m + 2 * m * (m - 1) + 1
+    assert r.info["form_runs"] == f.model_runs and r.info["computed_runs"] == 2 * m * m + 1
     assert r.info["iterations"] == f.info["iterations"] and r.history == f.history
     np.testing.assert_allclose(r.info["curvatures"], sorted(kappa), atol=1e-5)
     assert r.importance == f.importance and r.design_point["u"] is not None
@@ -670,3 +671,72 @@ def test_sqp_runs_gradients_only_at_accepted_iterates():
     assert centres and all(any(np.allclose(c, u, atol=1e-9) for u in recorded)
                            for c in centres)
     assert any(np.isnan(out).any() for out in ls.outputs)  # the trial point did fail
+
+
+def test_sorm_where_the_mean_point_fails_is_the_complement_of_the_safe_sides():
+    """beta < 0: the formulas hold for beta >= 0 only. Pf = 1 - P(u2 > 2 + 0.1 u1^2), whose
+    exact value is an integral along u1; Tvedt gave 0.975 (FORM 0.977), Breitung 0.826."""
+    from scipy import integrate, stats
+
+    inputs = standard_normals(2)
+
+    def g(X):  # fails below the parabola u2 = 2 + 0.1 u1^2: the origin fails
+        return X[:, 1] - 2 - 0.1 * X[:, 0] ** 2
+
+    exact = 1 - integrate.quad(lambda t: stats.norm.pdf(t) * stats.norm.sf(2 + 0.1 * t * t),
+                               -12, 12, epsabs=1e-14)[0]
+    r = failure_probability(g, inputs, method="sorm", executor="serial")
+    assert r.beta < 0
+    assert abs(r.pf / exact - 1) < 1e-3, (r.pf, exact)
+    for name in ("breitung", "hohenbichler", "tvedt"):
+        assert abs(r.info["pf"][name] / exact - 1) < 3e-3, (name, r.info["pf"], exact)
+
+
+def test_sorm_in_one_dimension_is_forms_exact_answer():
+    """There is no tangent direction: it ended in 'samples must hold at least one row'."""
+    from scipy import stats
+
+    inputs = RandomInputs.from_spec({"R": "lognormal(mu=1.0, sigma=0.2)"})
+    r = failure_probability(lambda X: X[:, 0] - np.exp(0.4), inputs, method="sorm",
+                            executor="serial")
+    assert r.pf == pytest.approx(stats.norm.cdf(-3.0), rel=1e-6)
+    assert len(r.info["curvatures"]) == 0
+
+
+def test_a_form_result_of_another_limit_state_or_method_is_refused():
+    """SORM took the design point of a beta = 2 limit state for a beta = 3 one: Pf 4.8e-5
+    where it is 1.35e-3, without a word."""
+    inputs = standard_normals(2)
+    f2 = failure_probability(lambda X: 2 - X[:, 1] + 0.1 * X[:, 0] ** 2, inputs, method="form",
+                             executor="serial")
+    g3 = lambda X: 3 - X[:, 1] + 0.1 * X[:, 0] ** 2  # noqa: E731
+    with pytest.raises(ValueError, match="not a FORM result of this limit state"):
+        failure_probability(g3, inputs, method="sorm", form_result=f2, executor="serial")
+    mc = failure_probability(g3, inputs, method="mc", n=100, executor="serial")
+    with pytest.raises(ValueError, match="got ReliabilityResult of method 'mc'"):
+        failure_probability(g3, inputs, method="is", form_result=mc, executor="serial")
+    with pytest.raises(ValueError, match="got int"):
+        failure_probability(g3, inputs, method="sorm", form_result=5, executor="serial")
+    with pytest.raises(ValueError, match="has 2 coordinates; this limit state has 3"):
+        failure_probability(lambda X: 3 - X[:, 2], standard_normals(3), method="sorm",
+                            form_result=f2, executor="serial")
+    with pytest.raises(ValueError, match=r"its options \['tol'\] would be ignored"):
+        failure_probability(g3, inputs, method="sorm", form_result=f2, tol=1e-3,
+                            executor="serial")
+
+
+def test_form_in_a_marginals_far_upper_tail_says_why_it_stalls():
+    """R >= exp(1 + 0.2 * 6) of a lognormal R, Pf = Phi(-6): SLSQP's first step goes to
+    u = 8 (its bound), beyond chaospy's support of the lognormal (it ends near u = 6.4),
+    where g is constant. The error says so; HL-RF's shorter steps find the exact answer."""
+    from scipy import stats
+
+    inputs = RandomInputs.from_spec({"R": "lognormal(mu=1.0, sigma=0.2)"})
+
+    def g(X):
+        return np.exp(1 + 0.2 * 6) - X[:, 0]
+
+    with pytest.raises(ConvergenceError, match="chaospy cuts some marginals' upper tails"):
+        failure_probability(g, inputs, method="form", executor="serial")
+    r = failure_probability(g, inputs, method="form", algorithm="hlrf", executor="serial")
+    assert r.pf == pytest.approx(stats.norm.cdf(-6.0), rel=1e-4)
