@@ -992,3 +992,17 @@ def test_method_options_of_an_unknown_method_names_it():
 
     with pytest.raises(ValueError, match="unknown method 'MC'"):
         method_options("MC")
+
+
+@pytest.mark.parametrize("spec", ["normal(1e4, 1)", "uniform(1000, 1002)", "uniform(9.99, 10.01)"])
+def test_pce_indices_of_inputs_far_from_zero_are_right(spec):
+    """chaospy's polynomials of normal(1e4, 1) itself are ill-conditioned: 0.0001 / 0 where
+    the indices are 0.2 / 0.8. Each input is standardised first."""
+    inputs = RandomInputs.from_spec({"x1": spec, "x2": spec})
+    std = float(inputs.std()[0])
+
+    def model(X):
+        return (X[:, 0] + 2 * X[:, 1]) / std
+
+    res = sobol_indices(model, inputs, n=512, method="pce", bootstrap=0, executor="serial")
+    np.testing.assert_allclose(res.first, [0.2, 0.8], atol=1e-6)

@@ -219,11 +219,12 @@ def _function_data(f):
     """``(label, value)`` of what a function's result may depend on beside its bytecode: its
     defaults, keyword-only defaults and closure cells, and, for the user's own code, the
     module globals its code reads: all of them where the module has no source file (a
-    notebook, ``python -c``); else the functions, classes and modules among them and the
-    values its source imports (``from settings import SCALE``: the source holds the name,
-    not the value). A value the module's own source binds is identified by that source, so
-    a module-level cache or counter the model fills as it runs does not make it another
-    model."""
+    notebook, ``python -c``); else the functions, classes and modules among them, and for
+    each other global what identifies its value (:func:`uqkit.execution.global_bindings.
+    global_origin`): the source of the module that binds it to a literal or an installed
+    package's version (a module stands for it), else the value itself (``from settings
+    import SCALE`` follows SCALE into ``settings.py``; ``TABLE = np.loadtxt(...)`` is its
+    value; ``CACHE = {}``, which the model fills as it runs, is its module's source)."""
     out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
     out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
@@ -231,43 +232,21 @@ def _function_data(f):
             out.append((f"cell {name}", cell.cell_contents))
         except ValueError:  # an empty cell
             pass
-    if _is_user_code(f.__module__):
-        whole = not _has_source_file(f.__module__)
-        imported = frozenset() if whole else _imported_names(f.__module__)
-        out += [(f"global {name}", v) for name in sorted(_global_names(f.__code__))
-                if name in f.__globals__ for v in (f.__globals__[name],)
-                if whole or name in imported or ALL_NAMES in imported or _is_code(v)
-                or inspect.isclass(v) or inspect.ismodule(v)]
+    module = f.__globals__.get("__name__", f.__module__)  # a decorator's: its own module
+    if _is_user_code(module):
+        from .global_bindings import VALUE, global_origin
+
+        whole = not _has_source_file(module)
+        for name in sorted(_global_names(f.__code__)):
+            if name not in f.__globals__:
+                continue
+            value = f.__globals__[name]
+            if not (whole or _is_code(value) or inspect.isclass(value)
+                    or inspect.ismodule(value)):
+                origin = global_origin(module, name, _is_user_code)
+                value = value if origin is VALUE else origin
+            out.append((f"global {name}", value))
     return out
-
-
-#: In :func:`_imported_names`: a ``from ... import *`` may have bound any name.
-ALL_NAMES = "*"
-
-
-def _imported_names(module_name):
-    """The names that import statements in the module's source bind (``ALL_NAMES`` for a
-    star import), read from its file once per version of it."""
-    import os
-
-    path = getattr(sys.modules.get(module_name), "__file__", None)
-    try:
-        return _imported_names_in(path, os.stat(path).st_mtime_ns)
-    except (OSError, TypeError, SyntaxError, ValueError):
-        return frozenset({ALL_NAMES})  # unreadable: every global it reads counts
-
-
-@functools.lru_cache(maxsize=256)
-def _imported_names_in(path, mtime):
-    import ast
-
-    with open(path, "rb") as fh:
-        tree = ast.parse(fh.read(), path)
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-    return frozenset(names)
 
 
 def _has_source_file(module_name):

@@ -290,8 +290,13 @@ def _form_point(ls, form_result, form_options):
     if form_options:
         raise ValueError(f"form_result is given, so FORM does not run: its options "
                          f"{sorted(form_options)} would be ignored")
-    fields = ("beta", "design_point", "alpha", "importance", "history", "info")
-    return {k: getattr(form_result, k) for k in fields}, form_result.model_runs
+    fields = {k: getattr(form_result, k) for k in ("design_point", "alpha", "importance",
+                                                   "history", "info")}
+    # arrays again where a result was rebuilt from its JSON; and FORM's beta, which a SORM
+    # result's beta (from its own Pf) is not
+    u, alpha = (np.asarray(v, dtype=float) for v in (point["u"], fields["alpha"]))
+    fields.update(design_point=dict(point, u=u), alpha=alpha, beta=float(alpha @ u))
+    return fields, form_result.model_runs
 
 
 def sorm_formulas(beta, kappa):
@@ -326,30 +331,51 @@ def _sorm_probabilities(beta, kappa):
     return {name: 1.0 - p for name, p in sorm_formulas(-beta, -np.asarray(kappa)).items()}
 
 
-def _curvatures(ls, u, T, g0, gnorm, h, reused):
+def _curvatures(ls, u, T, g0, gnorm, h, reuse_check=None):
     """The principal curvatures at the design point u from a finite-difference Hessian of g
-    along the tangent directions T (d, m), scaled by the step h. ``reused``: u, g0 and gnorm
-    come from a FORM result given by the caller; g at u is then run again with the Hessian,
-    and a result of another limit state is refused."""
+    along the tangent directions T (d, m), scaled by the step h. ``reuse_check``: alpha, where
+    u, g0 and gnorm come from a FORM result the caller gave; it must be this limit state's
+    (:func:`_check_design_point`, three more runs)."""
     m = T.shape[1]
     pts, pairs = [u + T.T, u - T.T], [(i, j) for i in range(m) for j in range(i + 1, m)]
     for si, sj in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
         pts.append(np.array([u + si * T[:, i] + sj * T[:, j] for i, j in pairs])
                    .reshape(-1, len(u)))
-    if reused:
-        pts.append(u[None])
+    if reuse_check is not None:
+        pts.append(np.array([u, u + h * reuse_check, u - h * reuse_check]))
     vals = ls(np.concatenate(pts), tag="sorm-hessian")
-    if reused:
-        g_here, vals = float(vals[-1]), vals[:-1]
-        if not abs(g_here - g0) <= 1e-6 * max(abs(g0), gnorm):
-            raise ValueError(f"form_result is not a FORM result of this limit state: g at its "
-                             f"design point is {g_here:.6g} here, {g0:.6g} in the result")
+    if reuse_check is not None:
+        (g_here, g_ahead, g_behind), vals = vals[-3:], vals[:-3]
+        _check_design_point(g_here, (g_behind - g_ahead) / (2 * h),
+                            (vals[:m] - vals[m:2 * m]) / (2 * h), g0, gnorm)
     H = np.diag((vals[:m] - 2 * g0 + vals[m:2 * m]) / h ** 2)
     q = len(pairs)
     pp, pm, mp, mm = (vals[2 * m + s * q:2 * m + (s + 1) * q] for s in range(4))
     for (i, j), v in zip(pairs, (pp - pm - mp + mm) / (4 * h * h)):
         H[i, j] = H[j, i] = v
     return np.linalg.eigvalsh(H / gnorm)
+
+
+#: Relative tolerance of :func:`_check_design_point` on the slopes of g.
+REUSE_SLOPE_TOLERANCE = 0.01
+
+
+def _check_design_point(g_here, slope, tangential, g0, gnorm):
+    """Refuse a FORM result of another limit state: at its design point g must be the
+    result's g, fall along alpha at the result's rate (a central difference) and not slope
+    along the surface (a limit state through the same point, tilted or scaled, passed a
+    check of g alone)."""
+    where = "form_result is not a FORM result of this limit state: "
+    if not abs(g_here - g0) <= 1e-6 * max(abs(g0), gnorm):
+        raise ValueError(f"{where}g at its design point is {g_here:.6g} here, {g0:.6g} in the "
+                         "result")
+    if not abs(slope / gnorm - 1) <= REUSE_SLOPE_TOLERANCE:
+        raise ValueError(f"{where}g falls along alpha at {slope:.6g} per standard deviation "
+                         f"here, {gnorm:.6g} in the result")
+    if len(tangential) and not np.max(np.abs(tangential)) <= REUSE_SLOPE_TOLERANCE * gnorm:
+        raise ValueError(f"{where}g slopes along the surface at its design point "
+                         f"({np.round(tangential, 6).tolist()} per standard deviation, against "
+                         f"{gnorm:.6g} across it): this limit state's design point is elsewhere")
 
 
 def tangent_basis(alpha):
@@ -366,8 +392,8 @@ def sorm(ls, rng=None, form_result=None, formula="tvedt", hessian_step=5e-3,
     Args:
         form_result: a FORM :class:`ReliabilityResult` of this limit state to start from
             (else FORM runs here with ``form_options``); its model runs are included in
-            ``model_runs``, and g at its design point is run once more with the Hessian, so
-            that a result of another limit state is refused.
+            ``model_runs``; g is run at its design point and a step either side along alpha
+            with the Hessian (three runs), and a result of another limit state is refused.
         formula: ``"tvedt"`` (default: usually the most accurate of the three, and within
             1 % of the exact Pf on the parabolic test case where Hohenbichler-Rackwitz is 4 %
             and Breitung 11 % off), ``"hohenbichler"`` or ``"breitung"`` for ``pf``; all three
@@ -385,7 +411,8 @@ def sorm(ls, rng=None, form_result=None, formula="tvedt", hessian_step=5e-3,
     m = T.shape[1]
     kappa = np.zeros(0)
     if m:  # in one dimension there is no tangent direction: FORM is exact
-        kappa = _curvatures(ls, u, T, g0, gnorm, h, reused=form_result is not None)
+        kappa = _curvatures(ls, u, T, g0, gnorm, h,
+                            reuse_check=alpha if form_result is not None else None)
     pfs = _sorm_probabilities(beta, kappa)
     pf = pfs[formula]
     if not (0.0 <= pf <= 1.0):

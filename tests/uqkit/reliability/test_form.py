@@ -551,16 +551,17 @@ def test_sorm_refuses_an_undefined_formula():
 
 
 def test_sorm_reuses_a_form_result():
-    """With a FORM result, SORM spends only the Hessian's runs and one run of g at the design
-    point (the check that the result is this limit state's), and counts FORM's in."""
+    """With a FORM result, SORM spends only the Hessian's runs and three more (g at the design
+    point and a step either side along alpha: the check that the result is this limit
+    state's), and counts FORM's in."""
     beta, kappa = 2.0, [0.3, -0.2]
     g, _ = rotated_parabola(beta, kappa, seed=1)
     inputs = standard_normals(3)
     f = failure_probability(g, inputs, method="form", executor="serial")
     r = failure_probability(g, inputs, method="sorm", form_result=f, executor="serial")
     m = 2
-    assert r.model_runs == f.model_runs + 2 * m + 2 * m * (m - 1) + 1
-    assert r.info["form_runs"] == f.model_runs and r.info["computed_runs"] == 2 * m * m + 1
+    assert r.model_runs == f.model_runs + 2 * m + 2 * m * (m - 1) + 3
+    assert r.info["form_runs"] == f.model_runs and r.info["computed_runs"] == 2 * m * m + 3
     assert r.info["iterations"] == f.info["iterations"] and r.history == f.history
     np.testing.assert_allclose(r.info["curvatures"], sorted(kappa), atol=1e-5)
     assert r.importance == f.importance and r.design_point["u"] is not None
@@ -712,6 +713,13 @@ def test_a_form_result_of_another_limit_state_or_method_is_refused():
     g3 = lambda X: 3 - X[:, 1] + 0.1 * X[:, 0] ** 2  # noqa: E731
     with pytest.raises(ValueError, match="not a FORM result of this limit state"):
         failure_probability(g3, inputs, method="sorm", form_result=f2, executor="serial")
+    # through the same design point (0, 2), tilted: SORM gave Pf 1.0e-3 where it is 1.0e-2
+    tilted = lambda X: 2 - X[:, 1] + 0.1 * X[:, 0] ** 2 + X[:, 0]  # noqa: E731
+    with pytest.raises(ValueError, match="slopes along the surface at its design point"):
+        failure_probability(tilted, inputs, method="sorm", form_result=f2, executor="serial")
+    scaled = lambda X: 1000 * (2 - X[:, 1] + 0.1 * X[:, 0] ** 2)  # noqa: E731
+    with pytest.raises(ValueError, match="g falls along alpha at 1000"):
+        failure_probability(scaled, inputs, method="sorm", form_result=f2, executor="serial")
     mc = failure_probability(g3, inputs, method="mc", n=100, executor="serial")
     with pytest.raises(ValueError, match="got ReliabilityResult of method 'mc'"):
         failure_probability(g3, inputs, method="is", form_result=mc, executor="serial")
@@ -740,3 +748,22 @@ def test_form_in_a_marginals_far_upper_tail_says_why_it_stalls():
         failure_probability(g, inputs, method="form", executor="serial")
     r = failure_probability(g, inputs, method="form", algorithm="hlrf", executor="serial")
     assert r.pf == pytest.approx(stats.norm.cdf(-6.0), rel=1e-4)
+
+
+def test_a_sorm_or_json_result_reused_gives_the_same_answer_as_its_form_result():
+    """A SORM result's beta is its own Pf's, not FORM's: reused, it gave Pf 13% off. A result
+    rebuilt from its JSON ended in a TypeError."""
+    import json
+
+    from uqkit.reliability.result import ReliabilityResult
+
+    inputs = standard_normals(3)
+    g, _ = rotated_parabola(2.0, [0.3, -0.2], seed=1)
+    f = failure_probability(g, inputs, method="form", executor="serial")
+    s = failure_probability(g, inputs, method="sorm", form_result=f, executor="serial")
+    again = failure_probability(g, inputs, method="sorm", form_result=s, executor="serial")
+    assert again.pf == pytest.approx(s.pf, rel=1e-9)
+    assert again.info["pf_form"] == pytest.approx(f.pf, rel=1e-12)
+    rebuilt = ReliabilityResult(**json.loads(json.dumps(f.to_dict())))
+    assert failure_probability(g, inputs, method="sorm", form_result=rebuilt,
+                               executor="serial").pf == pytest.approx(s.pf, rel=1e-9)
