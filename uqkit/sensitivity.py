@@ -352,9 +352,11 @@ def _pce_germ(inputs, P):
     if not (isinstance(inputs.joint, chaospy.J) or inputs.dim == 1):
         germ = chaospy.J(*[chaospy.Normal(0, 1) for _ in range(inputs.dim)])
         return germ, normal, "rosenblatt-normal"
-    uniform = [isinstance(inputs.marginal(name), chaospy.Uniform) for name in inputs.names]
-    own = [u or isinstance(inputs.marginal(name), chaospy.Normal)
-           for name, u in zip(inputs.names, uniform)]
+    marginals = [inputs.joint] if inputs.dim == 1 and not isinstance(inputs.joint, chaospy.J) \
+        else [inputs.marginal(name) for name in inputs.names]
+    marginals = [m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in marginals]
+    uniform = [isinstance(m, chaospy.Uniform) for m in marginals]
+    own = [u or isinstance(m, chaospy.Normal) for m, u in zip(marginals, uniform)]
     Z = np.where(uniform, 2 * P - 1, normal)
     germ = chaospy.J(*[chaospy.Uniform(-1, 1) if u else chaospy.Normal(0, 1) for u in uniform])
     others = [name for name, o in zip(inputs.names, own) if not o]

@@ -2,8 +2,7 @@
 
 Layer: below :mod:`uqkit.inputs`, above the analyses. ``model`` states the model protocol
 (outputs, statuses), ``per_run`` a model from a function of one run; ``identity`` a
-model's identity (what stores key its results by), ``global_bindings`` what identifies
-the globals a model reads;
+model's identity (what stores key its results by);
 ``executors`` the pools; ``loaded_code`` when a warm pool
 may be kept; ``placement`` where a batch runs; ``propagation`` runs a model over a
 sample in chunks; ``store`` and ``cache`` keep finished runs on disk, ``kept_runs`` each

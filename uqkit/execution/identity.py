@@ -17,6 +17,7 @@ brings them.
 import functools
 import hashlib
 import inspect
+import os
 import sys
 import warnings
 
@@ -218,13 +219,15 @@ def _global_names(code):
 def _function_data(f):
     """``(label, value)`` of what a function's result may depend on beside its bytecode: its
     defaults, keyword-only defaults and closure cells, and, for the user's own code, the
-    module globals its code reads: all of them where the module has no source file (a
-    notebook, ``python -c``); else the functions, classes and modules among them, and for
-    each other global what identifies its value (:func:`uqkit.execution.global_bindings.
-    global_origin`): the source of the module that binds it to a literal or an installed
-    package's version (a module stands for it), else the value itself (``from settings
-    import SCALE`` follows SCALE into ``settings.py``; ``TABLE = np.loadtxt(...)`` is its
-    value; ``CACHE = {}``, which the model fills as it runs, is its module's source)."""
+    module globals its code reads but does not assign (what it assigns is its own state: a
+    call counter): all of them where the module has no source file (a notebook, ``python
+    -c``); else the functions, classes and modules among them, and the values that cannot
+    change in place (:func:`_is_atom`: numbers, strings, tuples of them), which the source
+    may not hold (``from settings import SCALE``, ``N = int(sys.argv[1])``), also those it
+    reads through a user module it holds (``settings.SCALE``). A container or object at
+    module level counts by the source that makes it, so a cache the model fills as it runs
+    does not make it another model (and a dict of settings changed at run time is not seen:
+    a ``describe()`` names it)."""
     out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
     out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
@@ -234,26 +237,46 @@ def _function_data(f):
             pass
     module = f.__globals__.get("__name__", f.__module__)  # a decorator's: its own module
     if _is_user_code(module):
-        from .global_bindings import VALUE, global_origin
-
         whole = not _has_source_file(module)
-        for name in sorted(_global_names(f.__code__)):
-            if name not in f.__globals__:
-                continue
+        names = _global_names(f.__code__) - _stored_globals(f.__code__)
+        for name in sorted(n for n in names if n in f.__globals__):
             value = f.__globals__[name]
-            if not (whole or _is_code(value) or inspect.isclass(value)
-                    or inspect.ismodule(value)):
-                origin = global_origin(module, name, _is_user_code)
-                value = value if origin is VALUE else origin
-            out.append((f"global {name}", value))
+            if whole or _is_atom(value) or _is_code(value) or inspect.isclass(value) \
+                    or inspect.ismodule(value):
+                out.append((f"global {name}", value))
+            if inspect.ismodule(value) and _is_user_code(value.__name__):
+                out += [(f"global {name}.{attr}", v) for attr, v in sorted(vars(value).items())
+                        if attr in names and _is_atom(v)]
     return out
+
+
+def _is_atom(value):
+    """Whether a value cannot change in place: None, a bool, number, string or bytes, NumPy
+    scalar, or a tuple or frozenset of atoms."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return True
+    if isinstance(value, (tuple, frozenset)):
+        return all(_is_atom(v) for v in value)
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.generic)
+
+
+def _stored_globals(code):
+    """The globals a code object and the code nested in it assign (``global n; n += 1``)."""
+    import dis
+    import types
+
+    names = {i.argval for i in dis.get_instructions(code)
+             if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _stored_globals(const)
+    return names
 
 
 def _has_source_file(module_name):
     """Whether the module was loaded from a source file (whose text then identifies its
     globals): not a notebook's or ``python -c``'s ``__main__``."""
-    import os
-
     path = getattr(sys.modules.get(module_name), "__file__", None)
     return isinstance(path, str) and path.endswith(".py") and os.path.isfile(path)
 
@@ -340,8 +363,11 @@ def _pickler_class():
             if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.isbuiltin(obj):
                 return _stand_in, ("code", getattr(obj, "__module__", None) or "?",
                                    getattr(obj, "__qualname__", "?"))
-            if _is_random_state(obj):  # its state moves with every draw: by its type
-                return _stand_in, ("random state", type(obj).__module__,
+            if _is_random_state(obj) or isinstance(obj, type(os.environ)):
+                # a generator's state moves with every draw; the environment holds the
+                # shell's own variables (PWD, SHLVL...): read what a model needs of it
+                # inside, or name it in a describe()
+                return _stand_in, ("by type", type(obj).__module__,
                                    type(obj).__qualname__)
             torch = sys.modules.get("torch")
             if torch is not None and isinstance(obj, torch.Tensor):
@@ -422,11 +448,11 @@ def fingerprint(obj):
       kind (a closure made with another constant, dict or object is another model);
     * the source of the modules that define them (a changed function body, class attribute
       or module constant changes it; for a model defined in a script, any edit of the
-      script), and the values of the globals its functions read that the source does not
-      hold: those it imports (``from settings import SCALE``); where a module has no source
-      file (a notebook, ``python -c``), every global its functions read and its classes'
-      attributes. Random number generators count by their type only (their state moves
-      with every draw);
+      script), and the numbers, strings and tuples among the user's module globals its
+      functions read (an imported constant, a setting from ``sys.argv``: the source may
+      not hold their values); where a module has no source file (a notebook, ``python
+      -c``), every global its functions read and its classes' attributes. Random number
+      generators and ``os.environ`` count by their type only;
     * the versions of the installed packages that provide those modules.
 
     A model that changes what it holds as it runs (a call counter, a cache) changes its

@@ -315,12 +315,12 @@ def test_a_constant_imported_from_another_module_is_part_of_the_identity(tmp_pat
     and a store served the old runs (a review found it with ``uqkit run``'s Python models).
     A cache the module's own source makes, filled as the model runs, is not part of it."""
     (tmp_path / "beam_mod.py").write_text(
-        "from settings_mod import SCALE, PARAMS as P\n_cache = {}\n"
-        "def model(X):\n    _cache[len(_cache)] = 1\n    return SCALE * X + P['c']\n")
+        "from settings_mod import SCALE, OFFSET as C\n_cache = {}\n"
+        "def model(X):\n    _cache[len(_cache)] = 1\n    return SCALE * X + C[0]\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
     def identity(scale, c):
-        (tmp_path / "settings_mod.py").write_text(f"SCALE = {scale}\nPARAMS = {{'c': {c}}}\n")
+        (tmp_path / "settings_mod.py").write_text(f"SCALE = {scale}\nOFFSET = ({c}, 'm')\n")
         for name in ("settings_mod", "beam_mod"):
             sys.modules.pop(name, None)
         importlib.invalidate_caches()

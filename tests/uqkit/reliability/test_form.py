@@ -711,7 +711,7 @@ def test_a_form_result_of_another_limit_state_or_method_is_refused():
     f2 = failure_probability(lambda X: 2 - X[:, 1] + 0.1 * X[:, 0] ** 2, inputs, method="form",
                              executor="serial")
     g3 = lambda X: 3 - X[:, 1] + 0.1 * X[:, 0] ** 2  # noqa: E731
-    with pytest.raises(ValueError, match="not a FORM result of this limit state"):
+    with pytest.raises(ValueError, match="form_result does not fit this limit state"):
         failure_probability(g3, inputs, method="sorm", form_result=f2, executor="serial")
     # through the same design point (0, 2), tilted: SORM gave Pf 1.0e-3 where it is 1.0e-2
     tilted = lambda X: 2 - X[:, 1] + 0.1 * X[:, 0] ** 2 + X[:, 0]  # noqa: E731
@@ -767,3 +767,18 @@ def test_a_sorm_or_json_result_reused_gives_the_same_answer_as_its_form_result()
     rebuilt = ReliabilityResult(**json.loads(json.dumps(f.to_dict())))
     assert failure_probability(g, inputs, method="sorm", form_result=rebuilt,
                                executor="serial").pf == pytest.approx(s.pf, rel=1e-9)
+
+
+def test_the_reuse_check_passes_coarse_finite_differences_and_refuses_a_tilt():
+    """A review measured FORM's forward differences (fd_step 0.02, curvature 1.5) 1.1% off
+    the check's central difference: a 1% tolerance refused this limit state's own result.
+    The tolerance is 5% on the slopes, 1e-4 on g (a model's rounding)."""
+    from uqkit.reliability.form import _check_design_point
+
+    _check_design_point(2e-5, 1.03, np.array([0.02, -0.03]), 0.0, 1.0)  # passes
+    with pytest.raises(ValueError, match="falls along alpha at 1.08"):
+        _check_design_point(0.0, 1.08, np.array([0.0]), 0.0, 1.0)
+    with pytest.raises(ValueError, match="slopes along the surface"):
+        _check_design_point(0.0, 1.0, np.array([0.0, 0.08]), 0.0, 1.0)
+    with pytest.raises(ValueError, match="g at its design point is 0.001"):
+        _check_design_point(1e-3, 1.0, np.array([0.0]), 0.0, 1.0)

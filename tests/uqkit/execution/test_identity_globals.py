@@ -1,5 +1,5 @@
-"""What identifies a global a model reads: a review's cases, each a store that served old
-runs without a word, or refused its own model after a run."""
+"""The globals a model reads, in its identity: three reviews' cases, each a store that served
+old runs without a word, or refused its own model after a run or in a new process."""
 import importlib
 import sys
 import textwrap
@@ -7,9 +7,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from uqkit.execution.global_bindings import VALUE
-from uqkit.execution.global_bindings import global_origin as origin
-from uqkit.execution.identity import _is_user_code, describe_model
+from uqkit.execution.identity import describe_model
 
 
 @pytest.fixture
@@ -105,44 +103,87 @@ def test_relative_and_star_imports_are_followed(project, importer):
     assert identities[0] != identities[1]
 
 
-def test_a_table_read_at_import_is_its_value(project, tmp_path):
+def test_a_number_read_at_import_is_its_value(project, tmp_path):
+    """``SCALE = float(open(...).read())``: the source does not hold the value."""
     write, load = project
     identities = []
     for first in (1.0, 2.0):
-        (tmp_path / "table.txt").write_text(f"{first}\n4.0\n")
+        (tmp_path / "scale.txt").write_text(f"{first}\n")
         write(beam_e=f"""
-            import numpy as np
-            TABLE = np.loadtxt({str(tmp_path / "table.txt")!r})
+            SCALE = float(open({str(tmp_path / "scale.txt")!r}).read())
             def model(X):
-                return TABLE[0] * X
+                return SCALE * X
         """)
         identities.append(describe_model(load("beam_e").model))
     assert identities[0] != identities[1]
 
 
-def test_how_each_binding_is_identified(project):
+def test_what_the_model_fills_or_assigns_itself_as_it_runs_is_the_same_model(project):
+    """A cache, log or counter dict filled in place, a counter the model assigns: a resumed
+    analysis that loads its first batches (which then do not run the model) was refused
+    (review: FORM with a store on a model holding CACHE = dict())."""
     write, load = project
-    write(settings_f="SCALE = 3.0\n", beam_f="""
-        import os
-        from settings_f import SCALE
-        LITERAL = {"a": [1, 2]}
-        COMPUTED = len(os.sep)
-        TWICE = 1
-        TWICE = 2
-        MIXED = 1
-        MIXED = COMPUTED
-        for LOOP in range(2):
-            pass
-        def bump():
-            global LITERAL
+    write(cachemod_g="from collections import defaultdict\nCACHE = defaultdict(list)\n",
+          beam_g="""
+        from cachemod_g import CACHE
+        LOG = [0.0]
+        COUNTS = {"rows": 0}
+        CALLS = 0
+        def model(X):
+            global CALLS
+            CALLS += 1
+            CACHE[len(CACHE)].append(CALLS)
+            LOG.append(float(X[0]))
+            COUNTS["rows"] += len(X)
+            return 2 * X
     """)
-    beam = load("beam_f")
-    settings = sys.modules["settings_f"]
-    assert origin("beam_f", "SCALE", _is_user_code) is settings
-    assert origin("beam_f", "COMPUTED", _is_user_code) == VALUE
-    assert origin("beam_f", "TWICE", _is_user_code) is beam  # two literals: the source holds both
-    assert origin("beam_f", "MIXED", _is_user_code) == VALUE
-    assert origin("beam_f", "LOOP", _is_user_code) == VALUE
-    assert origin("beam_f", "LITERAL", _is_user_code) == VALUE  # a function rebinds it
-    assert origin("beam_f", "NOT_IN_SOURCE", _is_user_code) == VALUE
-    assert beam.SCALE == 3.0
+    model = load("beam_g").model
+    before = describe_model(model)
+    model(np.ones(3))
+    model(np.ones(3))
+    assert describe_model(model) == before
+
+
+def test_a_name_bound_to_another_value_is_another_model(project):
+    """SCALE = 5 set from outside after a run (a notebook, an application)."""
+    write, load = project
+    write(beam_h="SCALE = 3.0\ndef model(X):\n    return SCALE * X\n")
+    beam = load("beam_h")
+    before = describe_model(beam.model)
+    beam.SCALE = 5.0
+    assert describe_model(beam.model) != before
+
+
+def test_a_setting_made_at_import_or_read_through_a_module_is_followed(project, tmp_path,
+                                                                        monkeypatch):
+    """settings.SCALE set by the application before the model's module is imported, and
+    read as settings.SCALE or from settings import SCALE."""
+    write, load = project
+    write(settings_i="SCALE = 1.0\n", beam_i="""
+        import settings_i
+        from settings_i import SCALE
+        def model(X):
+            return SCALE * X
+        def model2(X):
+            return settings_i.SCALE * X
+    """)
+    identities = []
+    for scale in (1.0, 3.0):
+        settings = load("settings_i")
+        settings.SCALE = scale
+        sys.modules.pop("beam_i", None)
+        beam = importlib.import_module("beam_i")
+        identities.append((describe_model(beam.model), describe_model(beam.model2)))
+    assert identities[0][0] != identities[1][0]
+    assert identities[0][1] != identities[1][1]
+
+
+def test_the_environment_counts_by_its_type_only(project, monkeypatch):
+    """os.environ holds the shell's own variables: a resume from another terminal was
+    refused (PWD, SHLVL). A model that reads the environment names it in describe()."""
+    write, load = project
+    write(beam_j="from os import environ\ndef model(X):\n    return X * len(environ)\n")
+    model = load("beam_j").model
+    before = describe_model(model)
+    monkeypatch.setenv("UQKIT_SOME_SHELL_VARIABLE", "1")
+    assert describe_model(model) == before
