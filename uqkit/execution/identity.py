@@ -219,15 +219,17 @@ def _global_names(code):
 def _function_data(f):
     """``(label, value)`` of what a function's result may depend on beside its bytecode: its
     defaults, keyword-only defaults and closure cells, and, for the user's own code, the
-    module globals its code reads but does not assign (what it assigns is its own state: a
-    call counter): all of them where the module has no source file (a notebook, ``python
-    -c``); else the functions, classes and modules among them, and the values that cannot
-    change in place (:func:`_is_atom`: numbers, strings, tuples of them), which the source
-    may not hold (``from settings import SCALE``, ``N = int(sys.argv[1])``), also those it
-    reads through a user module it holds (``settings.SCALE``). A container or object at
-    module level counts by the source that makes it, so a cache the model fills as it runs
-    does not make it another model (and a dict of settings changed at run time is not seen:
-    a ``describe()`` names it)."""
+    module globals its code reads, but those a function of its module assigns (state: a
+    call counter, a table loaded on first use). All of them where the module has no source
+    file (a notebook, ``python -c``). Else the functions, classes and modules among them;
+    the values that cannot change in place (:func:`_is_atom`: numbers, strings, tuples of
+    them), which the source may not hold (``from settings import SCALE``, ``N =
+    int(sys.argv[1])``), also those it reads through a user module it holds
+    (``settings.SCALE``); and for a container or object, the source of the user modules
+    that hold it (``from settings import PARAMS``: ``settings.py``) and its class where
+    that is the user's, not its value, so a cache the model fills as it runs does not make
+    it another model (and a dict of settings changed at run time is not seen: a
+    ``describe()`` names it)."""
     out = [(f"default {i}", v) for i, v in enumerate(f.__defaults__ or ())]
     out += [(f"kwdefault {k}", v) for k, v in sorted((f.__kwdefaults__ or {}).items())]
     for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
@@ -236,42 +238,86 @@ def _function_data(f):
         except ValueError:  # an empty cell
             pass
     module = f.__globals__.get("__name__", f.__module__)  # a decorator's: its own module
-    if _is_user_code(module):
-        whole = not _has_source_file(module)
-        names = _global_names(f.__code__) - _stored_globals(f.__code__)
-        for name in sorted(n for n in names if n in f.__globals__):
-            value = f.__globals__[name]
-            if whole or _is_atom(value) or _is_code(value) or inspect.isclass(value) \
-                    or inspect.ismodule(value):
-                out.append((f"global {name}", value))
-            if inspect.ismodule(value) and _is_user_code(value.__name__):
-                out += [(f"global {name}.{attr}", v) for attr, v in sorted(vars(value).items())
-                        if attr in names and _is_atom(v)]
+    if not _is_user_code(module):
+        return out
+    whole = not _has_source_file(module)
+    stored, stored_attributes = _module_state(f)
+    names = _global_names(f.__code__) - stored
+    for name in sorted(n for n in names if n in f.__globals__):
+        value = f.__globals__[name]
+        if whole or _is_atom(value) or _is_code(value) or inspect.isclass(value) \
+                or inspect.ismodule(value):
+            out.append((f"global {name}", value))
+        else:
+            out += [(f"global {name} held by", m) for m in _holders(value, module)]
+            if _is_user_code(type(value).__module__):
+                out.append((f"global {name} class", type(value)))
+        if inspect.ismodule(value) and _is_user_code(value.__name__):
+            out += [(f"global {name}.{attr}", v) for attr, v in sorted(vars(value).items())
+                    if attr in names and attr not in stored_attributes and _is_atom(v)]
     return out
+
+
+#: Elements beyond which a tuple or frozenset is hashed by the source that makes it, like a
+#: container: hashing 200,000 pairs by value took seconds.
+ATOM_MAX_ITEMS = 10_000
 
 
 def _is_atom(value):
     """Whether a value cannot change in place: None, a bool, number, string or bytes, NumPy
-    scalar, or a tuple or frozenset of atoms."""
+    scalar, or a tuple or frozenset of atoms (up to :data:`ATOM_MAX_ITEMS` of them)."""
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return True
     if isinstance(value, (tuple, frozenset)):
-        return all(_is_atom(v) for v in value)
+        return len(value) <= ATOM_MAX_ITEMS and all(_is_atom(v) for v in value)
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(value, numpy.generic)
 
 
-def _stored_globals(code):
-    """The globals a code object and the code nested in it assign (``global n; n += 1``)."""
+def _holders(value, own):
+    """The user modules other than ``own`` whose globals hold ``value`` (where an imported
+    container or object was made; their source stands for it)."""
+    out = []
+    for name, module in sorted(sys.modules.items(), key=lambda kv: kv[0]):
+        found = getattr(module, "__dict__", None)
+        if name != own and isinstance(found, dict) and \
+                any(v is value for v in list(found.values())) and _is_user_code(name):
+            out.append(module)
+    return out
+
+
+def _module_state(f):
+    """(globals, attribute names) that the functions of ``f``'s module (its own, its
+    classes' and ``f`` itself) assign: state the code keeps, not what it is."""
+    codes = [f.__code__]
+    for value in list(f.__globals__.values()):
+        funcs = [value] if inspect.isfunction(value) else (
+            _class_functions(value) if inspect.isclass(value) else [])
+        codes += [g.__code__ for g in funcs if g.__globals__ is f.__globals__]
+    stored, attributes = set(), set()
+    for code in codes:
+        names, attrs = _stores(code)
+        stored |= names
+        attributes |= attrs
+    return stored, attributes
+
+
+@functools.lru_cache(maxsize=4096)
+def _stores(code):
+    """(globals, attribute names) a code object and the code nested in it assign."""
     import dis
     import types
 
     names = {i.argval for i in dis.get_instructions(code)
              if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+    attrs = {i.argval for i in dis.get_instructions(code)
+             if i.opname in ("STORE_ATTR", "DELETE_ATTR")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _stored_globals(const)
-    return names
+            more = _stores(const)
+            names |= more[0]
+            attrs |= more[1]
+    return frozenset(names), frozenset(attrs)
 
 
 def _has_source_file(module_name):

@@ -187,3 +187,66 @@ def test_the_environment_counts_by_its_type_only(project, monkeypatch):
     before = describe_model(model)
     monkeypatch.setenv("UQKIT_SOME_SHELL_VARIABLE", "1")
     assert describe_model(model) == before
+
+
+def test_an_imported_container_or_object_counts_by_the_source_that_makes_it(project):
+    """A fourth review: ``from settings import PARAMS`` (a dict) and ``steel =
+    Material(200.0)`` of a class in another module: editing settings.py or the class's
+    method served the old runs."""
+    write, load = project
+    identities = []
+    for scale, factor in ((1.0, "1"), (2.0, "1"), (2.0, "2")):
+        write(settings_k=f"PARAMS = {{'scale': {scale}}}\n", materials_k=f"""
+            class Material:
+                def __init__(self, E):
+                    self.E = E
+                def stress(self, strain):
+                    return {factor} * self.E * strain
+        """, beam_k="""
+            from materials_k import Material
+            from settings_k import PARAMS
+            steel = Material(200.0)
+            def model(X):
+                return steel.stress(X) * PARAMS["scale"]
+        """)
+        identities.append(describe_model(load("beam_k").model))
+    assert len(set(map(str, identities))) == 3
+
+
+def test_state_a_helper_keeps_is_not_the_models_identity(project):
+    """A table loaded on first use by a helper (``global _table``), a counter kept on another
+    module (``state.calls += 1``): the model was another one after its first call, and a
+    store refused to grow in the same process."""
+    write, load = project
+    write(state_l="calls = 0\n", beam_l="""
+        import numpy as np
+        import state_l
+        _table = None
+        def _load():
+            global _table
+            _table = np.linspace(0, 1, 11)
+        def model(X):
+            state_l.calls += 1
+            if _table is None:
+                _load()
+            return np.interp(X, _table, _table ** 2)
+    """)
+    model = load("beam_l").model
+    before = describe_model(model)
+    model(np.array([0.5]))
+    assert describe_model(model) == before
+
+
+def test_a_huge_tuple_is_hashed_by_the_source_that_makes_it_not_slowly(project):
+    import time
+
+    write, load = project
+    write(beam_m="""
+        POINTS = tuple((i * 1e-3, (i * 1e-3) ** 2) for i in range(200_000))
+        def model(X):
+            return X * len(POINTS)
+    """)
+    model = load("beam_m").model
+    t0 = time.perf_counter()
+    describe_model(model)
+    assert time.perf_counter() - t0 < 1.0
