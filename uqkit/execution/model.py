@@ -161,7 +161,7 @@ def evaluate(model, X, context=None):
     result carries the exception (``batch_error``) and the number of rows re-run, which
     :func:`uqkit.propagate` logs and counts in its summary.
     """
-    X = np.asarray(X, dtype=float)
+    X = np.array(X, dtype=float)  # a copy: a model that writes into X leaves the sample be
     t0 = time.perf_counter()
     try:
         out = normalise_output(call_model(model, X, context), len(X))

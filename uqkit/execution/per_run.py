@@ -124,7 +124,7 @@ class PerRunModel:
     def _call(self, x):
         if self.keywords:
             return self.function(**dict(zip(self.input_names, x.tolist())))
-        return self.function(x)
+        return self.function(x.copy())  # a function that writes into x leaves the sample be
 
     def _answer(self, result, k):
         """A run's outputs as a (k,) float array (k: the earlier runs' number, or None)."""

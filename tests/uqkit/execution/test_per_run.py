@@ -246,3 +246,19 @@ def test_how_runs_are_made_is_not_what_they_give():
     assert identity_key(PerRunModel(f, input_names=["a"])) != identity_key(PerRunModel(f))
     assert identity_key(PerRunModel(f, input_names=["a"], keywords=True)) != \
         identity_key(PerRunModel(f, input_names=["a"]))
+
+
+def test_a_function_that_writes_into_its_inputs_leaves_the_sample_and_store_be(tmp_path):
+    """x was a view of the sample: a function that scaled it in place changed the inputs
+    that the store saved and the next analysis read."""
+    def scaling(x):
+        x *= 2
+        return x[0]
+
+    X = np.arange(6.0).reshape(3, 2)
+    res = propagate(PerRunModel(scaling), X.copy(), executor="serial", store=tmp_path / "s",
+                    progress=False)
+    np.testing.assert_array_equal(res.inputs.values, X)
+    np.testing.assert_array_equal(load_dataset(tmp_path / "s")["inputs"], X)
+    np.testing.assert_array_equal(res.outputs[:, 0], 2 * X[:, 0])
+

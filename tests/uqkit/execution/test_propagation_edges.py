@@ -82,3 +82,20 @@ def test_workers_must_be_a_positive_integer(workers):
     with pytest.raises(ValueError,
                        match=rf"workers must be an integer >= 1, got workers={workers!r}"):
         propagate(complex_model, np.arange(4.0)[:, None], workers=workers, progress=False)
+
+
+def test_a_vectorised_model_that_writes_into_its_inputs_leaves_the_sample_be(tmp_path):
+    """In this process (executor="serial", an analysis's small batch) the model got a view
+    of the sample: converting units in place changed the inputs saved with the runs."""
+    def in_millimetres(X):
+        X[:, 0] *= 1000
+        return X[:, 0]
+
+    from uqkit.execution.store import load_dataset
+
+    X = np.arange(6.0).reshape(3, 2)
+    res = propagate(in_millimetres, X.copy(), executor="serial", store=tmp_path / "s",
+                    progress=False)
+    np.testing.assert_array_equal(res.inputs.values, X)
+    np.testing.assert_array_equal(load_dataset(tmp_path / "s")["inputs"], X)
+    np.testing.assert_array_equal(res.outputs[:, 0], 1000 * X[:, 0])
