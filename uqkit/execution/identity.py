@@ -21,7 +21,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["source_digest", "fingerprint", "identity_key", "describe_model"]
+__all__ = ["source_digest", "fingerprint", "identity_key", "describe_model", "user_modules"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -204,16 +204,19 @@ def _is_user_code(module_name):
     return top not in sys.stdlib_module_names and top != "builtins" and not _versions(top)
 
 
-def _global_names(code):
-    """The global names a code object and the code nested in it (lambdas, comprehensions,
-    inner functions) may read."""
+def _nested_codes(code):
+    """A code object and the code nested in it (lambdas, comprehensions, inner functions)."""
     import types
 
-    names = set(code.co_names)
+    yield code
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
+            yield from _nested_codes(const)
+
+
+def _global_names(code):
+    """The global names a code object and the code nested in it may read."""
+    return {name for c in _nested_codes(code) for name in c.co_names}
 
 
 def _function_data(f):
@@ -278,12 +281,29 @@ def _holders(value, own):
     """The user modules other than ``own`` whose globals hold ``value`` (where an imported
     container or object was made; their source stands for it)."""
     out = []
-    for name, module in sorted(sys.modules.items(), key=lambda kv: kv[0]):
-        found = getattr(module, "__dict__", None)
+    for name in user_modules():
+        found = getattr(sys.modules.get(name), "__dict__", None)
         if name != own and isinstance(found, dict) and \
-                any(v is value for v in list(found.values())) and _is_user_code(name):
-            out.append(module)
+                any(v is value for v in list(found.values())):
+            out.append(sys.modules[name])
     return out
+
+
+#: (modules loaded, the user's among them) when :func:`user_modules` last looked.
+_USER_MODULES = [-1, ()]
+
+
+def user_modules():
+    """The names of the loaded modules that are the user's own (:func:`_is_user_code`), in
+    order: each top-level name classified once (looking up an installed package's version
+    per module took seconds with torch's thousand), and found again only when modules were
+    loaded or removed since."""
+    if _USER_MODULES[0] != len(sys.modules):
+        loaded = list(sys.modules)
+        verdict = {top: _is_user_code(top) for top in {n.split(".")[0] for n in loaded}}
+        _USER_MODULES[:] = [len(loaded),
+                            tuple(sorted(n for n in loaded if verdict[n.split(".")[0]]))]
+    return _USER_MODULES[1]
 
 
 def _module_state(f):
@@ -306,17 +326,14 @@ def _module_state(f):
 def _stores(code):
     """(globals, attribute names) a code object and the code nested in it assign."""
     import dis
-    import types
 
-    names = {i.argval for i in dis.get_instructions(code)
-             if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
-    attrs = {i.argval for i in dis.get_instructions(code)
-             if i.opname in ("STORE_ATTR", "DELETE_ATTR")}
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            more = _stores(const)
-            names |= more[0]
-            attrs |= more[1]
+    names, attrs = set(), set()
+    for c in _nested_codes(code):
+        for i in dis.get_instructions(c):
+            if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                names.add(i.argval)
+            elif i.opname in ("STORE_ATTR", "DELETE_ATTR"):
+                attrs.add(i.argval)
     return frozenset(names), frozenset(attrs)
 
 

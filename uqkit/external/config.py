@@ -54,8 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SECTIONS", "OUTPUT_FORMS", "PYTHON_MODEL_KEYS", "FAILURE_KEYS", "ConfigError", "StudyConfig",
-           "load_config", "Margin"]
+__all__ = ["SECTIONS", "OUTPUT_FORMS", "PYTHON_MODEL_KEYS", "FAILURE_KEYS", "ConfigError",
+           "StudyConfig", "load_config", "Margin"]
 
 #: The keys each section may hold (``None``: any key, as in [inputs]).
 SECTIONS = {
@@ -285,13 +285,12 @@ def _fresh_imports(folder):
     sys.path.insert(0, str(folder))
     own = {p.stem for p in folder.glob("*.py")} | \
         {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
-    from ..execution.identity import _is_user_code
+    from ..execution.identity import user_modules
 
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or not _is_user_code(name):
-            continue  # an installed package's (uqkit's own, in a checkout) stays
-        if name.split(".")[0] in own or Path(file).resolve().is_relative_to(folder):
+    for name in user_modules():  # an installed package's (uqkit's own, in a checkout) stays
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(file, str) and (
+                name.split(".")[0] in own or Path(file).resolve().is_relative_to(folder)):
             del sys.modules[name]
     importlib.invalidate_caches()
 

@@ -222,9 +222,10 @@ class ExternalModel:
         kept_runs.drop(self._finished_dir(context.store), context.rows)
 
     def _finished_dir(self, store):
-        """Where successful runs' answers wait for their chunk (:func:`uqkit.execution.kept_runs.kept_folder`): only in a
-        study store, whose manifest has checked the model, not in a work directory of the
-        user's; None otherwise."""
+        """Where successful runs' answers wait for their chunk
+        (:func:`uqkit.execution.kept_runs.kept_folder`): only in a study store, whose
+        manifest has checked the model, not in a work directory of the user's; None
+        otherwise."""
         return None if self.workdir is not None else kept_runs.kept_folder(store)
 
     def _base_dir(self, store):

@@ -284,9 +284,9 @@ def _form_point(ls, form_result, form_options):
         raise ValueError(f"form_result must be the result of method='form' (or 'sorm') on "
                          f"this limit state, got {type(form_result).__name__}"
                          + (f" of method {method!r}" if hasattr(form_result, "method") else ""))
-    if np.shape(form_result.design_point["u"]) != (d,):
-        raise ValueError(f"form_result's design point has {np.size(form_result.design_point['u'])}"
-                         f" coordinates; this limit state has {d} inputs")
+    if np.shape(point["u"]) != (d,):
+        raise ValueError(f"form_result's design point has {np.size(point['u'])} coordinates; "
+                         f"this limit state has {d} inputs")
     if form_options:
         raise ValueError(f"form_result is given, so FORM does not run: its options "
                          f"{sorted(form_options)} would be ignored")
