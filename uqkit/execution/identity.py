@@ -252,7 +252,7 @@ def _function_data(f):
                 or inspect.ismodule(value):
             out.append((f"global {name}", value))
         else:
-            out += [(f"global {name} held by", m) for m in _holders(value, module)]
+            out += [(f"global {name} held by", m) for m in _holders(value, f.__globals__)]
             if _is_user_code(type(value).__module__):
                 out.append((f"global {name} class", type(value)))
         if inspect.ismodule(value) and _is_user_code(value.__name__):
@@ -278,12 +278,14 @@ def _is_atom(value):
 
 
 def _holders(value, own):
-    """The user modules other than ``own`` whose globals hold ``value`` (where an imported
-    container or object was made; their source stands for it)."""
+    """The user modules whose globals hold ``value`` (where an imported container or object
+    was made; their source stands for it), but the one whose globals are ``own`` under any
+    name (``__mp_main__``, which a process pool makes of ``__main__``: a script's model was
+    another one after its first pool)."""
     out = []
     for name in user_modules():
         found = getattr(sys.modules.get(name), "__dict__", None)
-        if name != own and isinstance(found, dict) and \
+        if isinstance(found, dict) and found is not own and \
                 any(v is value for v in list(found.values())):
             out.append(sys.modules[name])
     return out

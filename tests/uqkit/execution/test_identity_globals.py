@@ -250,3 +250,25 @@ def test_a_huge_tuple_is_hashed_by_the_source_that_makes_it_not_slowly(project):
     t0 = time.perf_counter()
     describe_model(model)
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_the_models_own_module_under_another_name_is_not_a_holder(project):
+    """A process pool registers ``__main__`` again as ``__mp_main__``: a script whose model
+    reads an attribute named like one of its globals (``ops.model(...)`` beside ``model =
+    PerRunModel(...)``) was another model after its first pool, and a store refused the
+    second study of the same script (the OpenSees example)."""
+    write, load = project
+    write(beam_n="""
+        import types
+        ops = types.SimpleNamespace(model=lambda: 2.0)
+        model = {"a dict": "named like the attribute"}
+        def run(X):
+            return ops.model() * X
+    """)
+    beam = load("beam_n")
+    before = describe_model(beam.run)
+    sys.modules["beam_n_alias"] = beam
+    try:
+        assert describe_model(beam.run) == before
+    finally:
+        del sys.modules["beam_n_alias"]
