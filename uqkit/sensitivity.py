@@ -27,8 +27,10 @@ gives the indices exactly from its coefficients (Sudret 2008)::
 
     V = sum_{a != 0} c_a^2,   S_i = sum_{a in A_i} c_a^2 / V,   ST_i = sum_{a: a_i > 0} c_a^2 / V
 
-with A_i the multi-indices that involve input i only. Bootstrap intervals refit the
-coefficients on resampled rows.
+with A_i the multi-indices that involve input i only. The polynomials are each input's own
+(Hermite for a normal, Legendre for a uniform, those of its distribution for any other with a
+bounded support) or its normal Rosenblatt variable's: :mod:`uqkit.inputs.polynomials`.
+Bootstrap intervals refit the coefficients on resampled rows.
 
 Surrogates (:func:`sobol_indices_surrogate`): the indices of the surrogate's predictive mean,
 with bootstrap intervals (sampling error), plus an epistemic band: quantiles of the indices
@@ -56,6 +58,7 @@ from scipy import stats
 from scipy.stats import qmc
 
 from .execution.runner import ModelRunner
+from .inputs.polynomials import basis_values, input_germs, total_degree_indices
 from .inputs.transforms import unit_to_x
 from .plots import plot_sobol  # noqa: F401 - importable from here, as before
 from .validation import check_float, check_int, check_seed
@@ -337,33 +340,6 @@ def _warn_inconsistent(res):
 
 # -- polynomial chaos ---------------------------------------------------------------------
 
-def _pce_germ(inputs, P):
-    """The distribution the expansion is orthonormal for and the design in its space, one
-    standardised variable per input: a normal input's ``(x - mu) / sigma`` (Hermite), a
-    uniform one's on [-1, 1] (Legendre), any other (lognormal, gamma, ...) by its standard
-    normal Rosenblatt variable ``Phi^-1(F(x))``; dependent inputs all by theirs. The indices
-    do not change under these maps, and the polynomials stay well conditioned: chaospy's
-    numerically built polynomials of a lognormal gave 0.997 / 0.003 where the indices are
-    0.5 / 0.5, and those of normal(1e4, 1) itself 0.0001 / 0 for 0.2 / 0.8."""
-    import chaospy
-    from scipy import special
-
-    normal = special.ndtri(np.clip(P, 1e-16, 1 - 1e-16))
-    if not (isinstance(inputs.joint, chaospy.J) or inputs.dim == 1):
-        germ = chaospy.J(*[chaospy.Normal(0, 1) for _ in range(inputs.dim)])
-        return germ, normal, "rosenblatt-normal"
-    marginals = [inputs.joint] if inputs.dim == 1 and not isinstance(inputs.joint, chaospy.J) \
-        else [inputs.marginal(name) for name in inputs.names]
-    marginals = [m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in marginals]
-    uniform = [isinstance(m, chaospy.Uniform) for m in marginals]
-    own = [u or isinstance(m, chaospy.Normal) for m, u in zip(marginals, uniform)]
-    Z = np.where(uniform, 2 * P - 1, normal)
-    germ = chaospy.J(*[chaospy.Uniform(-1, 1) if u else chaospy.Normal(0, 1) for u in uniform])
-    others = [name for name, o in zip(inputs.names, own) if not o]
-    return germ, Z, ("inputs" if not others else
-                     f"inputs; standard normal for {', '.join(others)}")
-
-
 #: Relative leave-one-out error of a PCE above which its indices are suspect (a warning).
 PCE_LOO_WARNING = 0.01
 
@@ -391,8 +367,6 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=0):
         ValueError: P is not (m, d) points in [0, 1] (physical inputs, say), or Y is not
             (m,) or (m, k) finite outputs (failed runs: drop their rows from P and Y).
     """
-    import chaospy
-
     P = np.asarray(P, dtype=float)
     if P.ndim != 2 or P.shape[1] != inputs.dim:
         raise ValueError(f"P must be (m, {inputs.dim}) points of the unit hypercube, one column "
@@ -412,15 +386,14 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=0):
         raise ValueError(f"Y holds non-finite outputs in {int(bad.sum())} of {m} rows (first at "
                          f"row {int(np.argmax(bad))}): drop failed runs' rows from P and Y")
     order = _default_order(d, m) if order is None else check_int(order, "order", 1, 20)
-    germ, Z, space = _pce_germ(inputs, P)
-    basis = chaospy.generate_expansion(order, germ, normed=True)
-    terms = len(basis)
+    terms = math.comb(order + d, d)
     if terms >= m:
         raise ValueError(f"a PCE of order {order} in {d} inputs has {terms} terms but only "
                          f"{m} runs: lower order or raise n")
-    Psi = np.asarray(basis(*Z.T), dtype=float).T  # (m, terms)
-    involved = np.array([[bool(np.any(np.asarray(p.exponents)[:, i] > 0)) for i in range(d)]
-                         for p in basis])  # (terms, d)
+    Z, recurrences, space = input_germs(inputs, P, order)
+    degrees = total_degree_indices(d, order)  # (terms, d)
+    Psi = basis_values(Z, recurrences, degrees)  # (m, terms)
+    involved = degrees > 0  # (terms, d)
     only = involved & (involved.sum(1, keepdims=True) == 1)
 
     def indices(Psi_, Y_):

@@ -8,6 +8,7 @@ import chaospy
 import matplotlib
 import numpy as np
 import pytest
+from scipy import integrate
 
 from uqkit.reliability.problems import ishigami, ishigami_inputs
 from uqkit.reliability.problems import ishigami_indices as ishigami_exact
@@ -1006,3 +1007,50 @@ def test_pce_indices_of_inputs_far_from_zero_are_right(spec):
 
     res = sobol_indices(model, inputs, n=512, method="pce", bootstrap=0, executor="serial")
     np.testing.assert_allclose(res.first, [0.2, 0.8], atol=1e-6)
+
+
+def _moments(pdf, lower, upper, orders, points=None):
+    return [integrate.quad(lambda x: x ** k * pdf(x), lower, upper, points=points,
+                           epsabs=1e-14, epsrel=1e-13)[0] for k in orders]
+
+
+@pytest.mark.parametrize("beta_spec, shift", [("beta(2, 5)", 0.0),
+                                              ("beta(2, 5, lower=1000, upper=1001)", 1000.0)])
+def test_pce_indices_of_bounded_inputs_are_exact_for_a_polynomial(beta_spec, shift):
+    """y = u^2 + x2 + u x2 + x3^3 (u = x1 - shift, a beta(2, 5) on [0, 1]; x2 triangular on
+    [1, 5] with mode 2; x3 a normal truncated to [-1, 2]): an order-3 expansion in each input's
+    own polynomials is exact. Against Sobol' indices from moments by quadrature of the
+    densities written out here. Through the normal Rosenblatt variables these inputs had
+    before, the default order at 256 runs (5) gave S2 0.342 for 0.360, with no warning."""
+    from scipy import stats
+
+    def beta_pdf(x):
+        return 30 * x * (1 - x) ** 4
+
+    def triangle_pdf(x):
+        return (x - 1) / 2 if x <= 2 else (5 - x) / 6
+
+    trunc = stats.truncnorm(-1, 2)
+    b1, b2, b3, b4 = _moments(beta_pdf, 0, 1, (1, 2, 3, 4))
+    t1, t2 = _moments(triangle_pdf, 1, 5, (1, 2), points=[2])
+    n3, n6 = trunc.moment(3), trunc.moment(6)
+    c = t1  # y = (u^2 + c u) + (1 + b1) x2 + (u - b1)(x2 - t1) + x3^3 + const
+    v1 = b4 + 2 * c * b3 + c ** 2 * b2 - (b2 + c * b1) ** 2
+    v2 = (1 + b1) ** 2 * (t2 - t1 ** 2)
+    v3 = n6 - n3 ** 2
+    v12 = (b2 - b1 ** 2) * (t2 - t1 ** 2)
+    total_var = v1 + v2 + v3 + v12
+    inputs = RandomInputs.from_spec({"x1": beta_spec, "x2": "triangle(1, 2, 5)",
+                                     "x3": "truncnormal(mu=0, sigma=1, lower=-1, upper=2)"})
+
+    def model(X):
+        u = X[:, 0] - shift
+        return u ** 2 + X[:, 1] + u * X[:, 1] + X[:, 2] ** 3
+
+    res = sobol_indices(model, inputs, n=256, method="pce", order=3, bootstrap=0,
+                        executor="serial")
+    assert res.info["space"] == "inputs"
+    np.testing.assert_allclose(res.first, np.array([v1, v2, v3]) / total_var, atol=1e-9)
+    np.testing.assert_allclose(res.total, np.array([v1 + v12, v2 + v12, v3]) / total_var,
+                               atol=1e-9)
+    assert res.info["loo_error"][0] < 1e-15

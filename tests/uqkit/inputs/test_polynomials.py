@@ -1,0 +1,91 @@
+"""The inputs' orthonormal polynomials against quadrature and the classical families."""
+import math
+
+import chaospy
+import numpy as np
+import pytest
+from numpy.polynomial import hermite_e, legendre
+from scipy import integrate
+
+from uqkit.inputs import RandomInputs
+from uqkit.inputs.polynomials import (basis_values, hermite_recurrence, input_germs,
+                                      legendre_recurrence, marginal_recurrence,
+                                      total_degree_indices, univariate_values)
+
+ORDER = 7
+
+
+def test_hermite_and_legendre_recurrences_give_the_classical_orthonormal_polynomials():
+    """He_k / sqrt(k!) and sqrt(2k + 1) P_k, by numpy's own series."""
+    z = np.linspace(-3, 3, 41)
+    values = univariate_values(z, *hermite_recurrence(ORDER), ORDER)
+    for k in range(ORDER + 1):
+        expected = hermite_e.hermeval(z, np.eye(ORDER + 1)[k]) / math.sqrt(math.factorial(k))
+        np.testing.assert_allclose(values[k], expected, rtol=1e-12, atol=1e-12)
+    z = np.linspace(-1, 1, 41)
+    values = univariate_values(z, *legendre_recurrence(ORDER), ORDER)
+    for k in range(ORDER + 1):
+        expected = legendre.legval(z, np.eye(ORDER + 1)[k]) * math.sqrt(2 * k + 1)
+        np.testing.assert_allclose(values[k], expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("marginal, breaks", [
+    (chaospy.Beta(2, 5, lower=3, upper=7), None),       # analytic (Jacobi)
+    (chaospy.Beta(2, 3, lower=1000, upper=1001), None),  # far from 0
+    (chaospy.Triangle(1, 2, 5), [2.0]),                  # discretised Stieltjes
+    (chaospy.TruncNormal(-1, 3, 0, 1), None),
+    (chaospy.Kumaraswamy(2, 3), None),
+])
+def test_bounded_marginals_get_polynomials_orthonormal_for_their_own_density(marginal, breaks):
+    """Gram matrix of the polynomials in x (through z = s x + t) under the marginal's density,
+    by adaptive quadrature: the identity to 1e-10."""
+    (alpha, beta), (s, t) = marginal_recurrence(marginal, ORDER)
+    lower, upper = float(marginal.lower[0]), float(marginal.upper[0])
+    assert s * lower + t == pytest.approx(-1) and s * upper + t == pytest.approx(1)
+
+    def entry(i, j):
+        def integrand(x):
+            p = univariate_values(np.array([s * x + t]), alpha, beta, ORDER)[:, 0]
+            return float(marginal.pdf(x)) * p[i] * p[j]
+        return integrate.quad(integrand, lower, upper, points=breaks, epsabs=1e-13,
+                              epsrel=1e-13, limit=200)[0]
+
+    gram = np.array([[entry(i, j) for j in range(ORDER + 1)] for i in range(ORDER + 1)])
+    np.testing.assert_allclose(gram, np.eye(ORDER + 1), atol=1e-10)
+
+
+@pytest.mark.parametrize("marginal", [chaospy.Normal(0, 1), chaospy.LogNormal(0, 1),
+                                      chaospy.Gamma(2), chaospy.Exponential(1),
+                                      chaospy.TruncNormal(0, np.inf, 0, 1)])
+def test_unbounded_marginals_get_no_recurrence_of_their_own(marginal):
+    """A lognormal's polynomials are no basis (its moments do not determine it): every
+    marginal with an unbounded support keeps its normal Rosenblatt variable."""
+    assert marginal_recurrence(marginal, 3) is None
+
+
+def test_total_degree_indices_are_the_graded_set_of_the_right_size():
+    for d, order in ((1, 4), (3, 3), (5, 2), (10, 3)):
+        rows = total_degree_indices(d, order)
+        assert rows.shape == (math.comb(order + d, d), d)
+        assert len({tuple(r) for r in rows}) == len(rows)
+        assert (rows.sum(1) <= order).all() and (rows >= 0).all()
+        assert (np.diff(rows.sum(1)) >= 0).all() and not rows[0].any()
+
+
+def test_basis_values_are_products_of_each_inputs_polynomials():
+    inputs = RandomInputs.from_spec({"a": "normal(3, 2)", "b": "uniform(0, 4)",
+                                     "c": "beta(2, 5)", "d": "lognormal(mean=1, std=0.5)"})
+    P = np.random.default_rng(0).random((30, 4))
+    Z, recurrences, space = input_germs(inputs, P, 3)
+    assert space == "inputs; standard normal for d"
+    X = np.column_stack([np.asarray(inputs.marginal(n).inv(P[:, i])).ravel()
+                         for i, n in enumerate(inputs.names)])
+    np.testing.assert_allclose(Z[:, 0], (X[:, 0] - 3) / 2, atol=1e-9)
+    np.testing.assert_allclose(Z[:, 1], X[:, 1] / 2 - 1, atol=1e-12)
+    np.testing.assert_allclose(Z[:, 2], 2 * X[:, 2] - 1, atol=1e-9)
+    degrees = total_degree_indices(4, 3)
+    Psi = basis_values(Z, recurrences, degrees)
+    k = next(i for i, r in enumerate(degrees) if r.tolist() == [1, 2, 0, 0])
+    # He_1(z_a) * sqrt(5) P_2(z_b)
+    np.testing.assert_allclose(Psi[:, k], Z[:, 0] * math.sqrt(5) * (3 * Z[:, 1] ** 2 - 1) / 2,
+                               rtol=1e-12)
