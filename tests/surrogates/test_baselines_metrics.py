@@ -27,6 +27,30 @@ def test_baselines_fit_a_smooth_function(name):
     assert single.shape == (300,)
 
 
+
+def test_pce_is_the_least_squares_fit_of_its_polynomial_space_on_inputs_of_any_scale():
+    """A PCE of order 3 spans the cubics, as PR of degree 3 does: their least-squares fits are
+    one polynomial. On the membrane's input scales (t ~ U(0.001, 0.002) beside E ~ N(210, 10))
+    chaospy's default monic polynomials span 13 orders of magnitude, and the rank cut-off of
+    least squares dropped columns: predictions 8e-4 apart here, and Table 4's PCE scored R^2
+    0.9977 where PR scored 0.99995 on the same 64 runs."""
+    import chaospy
+
+    from surrogates import PolynomialChaos, PolynomialRegression
+
+    dist = chaospy.J(chaospy.Uniform(0.001, 0.002), chaospy.Normal(210, 10),
+                     chaospy.LogNormal(np.log(0.3), 0.01))
+    X = np.asarray(dist.sample(200, seed=1)).T
+    Xt = np.asarray(dist.sample(100, seed=2)).T
+
+    def f(X):
+        t, E, nu = X[:, 0] / 0.0015, X[:, 1] / 210, X[:, 2] / 0.3
+        return np.exp(-t) * E + np.sin(3 * nu) * t ** 2
+
+    pce = PolynomialChaos(order=3, distribution=dist).fit(X, f(X)).predict(Xt)
+    pr = PolynomialRegression(degree=3).fit(X, f(X)).predict(Xt)
+    np.testing.assert_allclose(pce, pr, rtol=0, atol=1e-9 * np.abs(pr).max())
+
 def test_crps_closed_form_matches_monte_carlo():
     rng = np.random.default_rng(1)
     y, m, v = 0.7, 0.2, 0.5 ** 2
