@@ -14,18 +14,54 @@ __all__ = ["r2", "rmse", "gaussian_nll", "crps_gaussian", "coverage",
            "expected_calibration_error"]
 
 
-def _pair(y, p):
-    y = np.asarray(y, dtype=float)
-    p = np.asarray(p, dtype=float)
+def _finite(name, value):
+    """``value`` as a float array; a NaN or infinity is refused by name and first index (a
+    failed run's NaN would otherwise count as a miss, or make the metric NaN)."""
+    a = np.asarray(value, dtype=float)
+    bad = ~np.isfinite(a)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} holds {int(bad.sum())} non-finite value(s) of {a.size}, the "
+                         f"first {float(a[first])!r} at index {first if a.ndim > 1 else first[0]}: "
+                         "drop failed runs' rows first")
+    return a
+
+
+def _pair(y, p, name="prediction"):
+    y, p = _finite("y", y), _finite(name, p)
     if y.shape != p.shape:
-        raise ValueError(f"shapes differ: y {y.shape} vs prediction {p.shape}")
+        raise ValueError(f"shapes differ: y {y.shape} vs {name} {p.shape}")
     return y, p
 
 
+def _variance(var, shape, positive=True):
+    """A predictive variance broadcast to ``shape``: finite and positive (or, with
+    ``positive=False``, not negative)."""
+    v = _finite("var", var)
+    try:
+        v = np.broadcast_to(v, shape)
+    except ValueError:
+        raise ValueError(f"var of shape {v.shape} does not match y of shape {shape}") from None
+    bad = (v <= 0) if positive else (v < 0)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"var must be {'positive' if positive else 'at least 0'}, got "
+                         f"{float(v[first])!r} at index {first}")
+    return v
+
+
 def r2(y, pred):
-    """Coefficient of determination 1 - SS_res / SS_tot, per output."""
+    """Coefficient of determination 1 - SS_res / SS_tot, per output.
+
+    Raises:
+        ValueError: y is constant (in some output), where R^2 is undefined.
+    """
     y, p = _pair(y, pred)
-    return 1.0 - ((y - p) ** 2).sum(0) / ((y - y.mean(0)) ** 2).sum(0)
+    total = ((y - y.mean(0)) ** 2).sum(0)
+    if np.any(total == 0):
+        which = "" if y.ndim == 1 else f" in output {int(np.argmax(np.ravel(total) == 0))}"
+        raise ValueError(f"y is constant{which}: R^2 is undefined")
+    return 1.0 - ((y - p) ** 2).sum(0) / total
 
 
 def rmse(y, pred):
@@ -34,54 +70,92 @@ def rmse(y, pred):
 
 
 def gaussian_nll(y, mean, var):
-    """Mean negative log-likelihood of y under N(mean, var), per output (nats)."""
-    y, m = _pair(y, mean)
-    var = np.broadcast_to(np.asarray(var, dtype=float), y.shape)
+    """Mean negative log-likelihood of y under N(mean, var), per output (nats); ``var``
+    positive (a point forecast has no density)."""
+    y, m = _pair(y, mean, "mean")
+    var = _variance(var, y.shape)
     return (0.5 * (np.log(2 * np.pi * var) + (y - m) ** 2 / var)).mean(0)
 
 
 def crps_gaussian(y, mean, var):
-    """Mean continuous ranked probability score of N(mean, var) forecasts (closed form)."""
-    y, m = _pair(y, mean)
-    sd = np.sqrt(np.broadcast_to(np.asarray(var, dtype=float), y.shape))
+    """Mean continuous ranked probability score of N(mean, var) forecasts (closed form;
+    ``|y - mean|`` where ``var`` is 0, the score of a point forecast)."""
+    y, m = _pair(y, mean, "mean")
+    var = _variance(var, y.shape, positive=False)
+    point = var == 0
+    sd = np.sqrt(np.where(point, 1.0, var))
     z = (y - m) / sd
     crps = sd * (z * (2 * special.ndtr(z) - 1) + 2 * stats.norm.pdf(z) - 1 / np.sqrt(np.pi))
-    return crps.mean(0)
+    return np.where(point, np.abs(y - m), crps).mean(0)
 
 
 def coverage(y, lower, upper):
     """Share of y inside [lower, upper], per output (all three of one shape)."""
-    y, lo = _pair(y, lower)
-    _, hi = _pair(y, upper)
+    y, lo = _pair(y, lower, "lower")
+    _, hi = _pair(y, upper, "upper")
+    crossed = lo > hi
+    if crossed.any():
+        first = tuple(int(i) for i in np.argwhere(crossed)[0])
+        raise ValueError(f"lower > upper at index {first}: {float(lo[first])!r} > "
+                         f"{float(hi[first])!r}")
     return ((y >= lo) & (y <= hi)).mean(0)
 
 
 def regression_calibration_error(y, mean, var, levels=np.linspace(0.05, 0.95, 19)):
-    """Mean ``|empirical coverage - nominal|`` of central Gaussian intervals over ``levels``;
-    also returns the coverage curve. (error per output, coverage (len(levels), ...))."""
-    y, m = _pair(y, mean)
-    sd = np.sqrt(np.broadcast_to(np.asarray(var, dtype=float), y.shape))
+    """Mean ``|empirical coverage - nominal|`` of central Gaussian intervals over ``levels``
+    (probabilities in (0, 1)); also returns the coverage curve. (error per output, coverage
+    (len(levels), ...))."""
+    y, m = _pair(y, mean, "mean")
+    sd = np.sqrt(_variance(var, y.shape))
+    levels = np.atleast_1d(_finite("levels", levels))
+    if levels.ndim != 1 or not np.all((levels > 0) & (levels < 1)):
+        raise ValueError(f"levels must be probabilities in (0, 1), got {levels.tolist()}")
     z = np.abs(y - m) / sd
     cov = np.array([(z <= special.ndtri(0.5 + lv / 2)).mean(0) for lv in levels])
     err = np.abs(cov - np.reshape(levels, (-1,) + (1,) * (cov.ndim - 1))).mean(0)
     return err, cov
 
 
+def _classes(labels, proba):
+    """(labels (n,) int, proba (n, k)): one class index in [0, k) per row of ``proba``."""
+    proba = _finite("proba", proba)
+    if proba.ndim != 2:
+        raise ValueError(f"proba must be (n, classes), got shape {proba.shape}")
+    raw = np.asarray(labels)
+    flat = raw.reshape(-1) if raw.ndim == 2 and 1 in raw.shape else raw
+    if flat.ndim != 1 or len(flat) != len(proba):
+        raise ValueError(f"labels must be one class per row of proba ({len(proba)}), got "
+                         f"shape {raw.shape}")
+    as_int = np.asarray(flat, dtype=float)
+    bad = ~np.isfinite(as_int) | (as_int != np.round(as_int)) | (as_int < 0) \
+        | (as_int >= proba.shape[1])
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"labels must be class indices 0 to {proba.shape[1] - 1}, got "
+                         f"{np.asarray(flat[i]).item()!r} at row {i}")
+    return as_int.astype(int), proba
+
+
 def accuracy(labels, proba):
-    """Share of correct argmax predictions."""
-    return float((np.asarray(proba).argmax(1) == np.asarray(labels)).mean())
+    """Share of correct argmax predictions; ``labels`` one class index per row of ``proba``
+    (n, classes)."""
+    labels, proba = _classes(labels, proba)
+    return float((proba.argmax(1) == labels).mean())
 
 
 def classification_nll(labels, proba):
-    p = np.clip(np.asarray(proba)[np.arange(len(labels)), np.asarray(labels)], 1e-12, 1.0)
+    """Mean negative log-probability of the true classes (nats; probabilities clipped at
+    1e-12)."""
+    labels, proba = _classes(labels, proba)
+    p = np.clip(proba[np.arange(len(labels)), labels], 1e-12, 1.0)
     return float(-np.log(p).mean())
 
 
 def expected_calibration_error(labels, proba, bins=10):
     """ECE: confidence-binned mean ``|accuracy - confidence|``, weighted by bin size."""
-    proba = np.asarray(proba, dtype=float)
+    labels, proba = _classes(labels, proba)
     conf = proba.max(1)
-    correct = proba.argmax(1) == np.asarray(labels)
+    correct = proba.argmax(1) == labels
     edges = np.linspace(0.0, 1.0, bins + 1)
     which = np.clip(np.digitize(conf, edges[1:-1]), 0, bins - 1)
     ece = 0.0

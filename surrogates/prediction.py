@@ -4,7 +4,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
-__all__ = ["DRAW_SEED_OFFSET", "Prediction", "mixture_quantile", "mixture_interval"]
+__all__ = ["DRAW_SEED_OFFSET", "Prediction", "check_levels", "mixture_quantile",
+           "mixture_interval"]
 
 #: Offset of a fitted model's seed that seeds its prediction draws (both BDL engines).
 DRAW_SEED_OFFSET = 7919
@@ -74,6 +75,25 @@ class Prediction:
             aleatoric_var=self.aleatoric_var * c,
             samples=None if self.samples is None else move(self.samples),
             intervals={lv: (move(lo), move(hi)) for lv, (lo, hi) in self.intervals.items()})
+
+
+def check_levels(levels):
+    """``levels`` as a tuple of central-interval probabilities, each in (0, 1); a
+    ValueError names a level given as a percentage (95) or out of range (1.0: an infinite
+    interval, NaN bounds for some engines).
+
+    >>> check_levels([0.9, 0.95])
+    (0.9, 0.95)
+    """
+    try:
+        out = tuple(float(lv) for lv in np.atleast_1d(np.asarray(levels, dtype=float)))
+    except (TypeError, ValueError):
+        raise ValueError(f"levels must be probabilities in (0, 1), got {levels!r}") from None
+    bad = [lv for lv in out if not 0 < lv < 1]
+    if bad or np.ndim(levels) > 1:
+        raise ValueError(f"levels must be central-interval probabilities in (0, 1), e.g. "
+                         f"(0.9, 0.95), got {bad[0] if bad else levels!r}")
+    return out
 
 
 def mixture_quantile(samples, noise_std, p, iterations=40, rtol=1e-10):

@@ -11,13 +11,15 @@ Example:
     >>> bool(abs(d["mean"] - 3.0) < 4 * d["mean_se"])
     True
 """
+import warnings
+
 import numpy as np
 from scipy import stats
 
 from .validation import check_int
 
-__all__ = ["quantile_interval", "bootstrap_se", "describe", "ecdf", "kde", "ks_statistic",
-           "wasserstein", "compare", "exceedance_probability"]
+__all__ = ["quantile_interval", "bootstrap_se", "SMALL_SAMPLE", "describe", "ecdf", "kde",
+           "ks_statistic", "wasserstein", "compare", "exceedance_probability"]
 
 
 def _clean(y, name="y"):
@@ -37,28 +39,50 @@ def _clean(y, name="y"):
 
 def quantile_interval(y_sorted, q, level=0.95):
     """Distribution-free confidence interval of the q-quantile from order statistics
-    (normal approximation to the binomial count of points below the quantile).
+    (normal approximation to the binomial count of points below the quantile); ``y_sorted``
+    sorted ascending, ``q`` in [0, 1].
 
     A bound that would need an order statistic beyond the sample is NaN: the sample is too
-    small to bound that quantile at this level.
+    small to bound that quantile at this level. (Below the first one, the sample's minimum
+    bounds a low quantile from above with certainty.)
+
+    >>> quantile_interval(np.arange(1.0, 11.0), 0.0)
+    (nan, 1.0)
     """
+    level = _check_level(level)
+    q = _scalar(q, "q")
+    if not 0 <= q <= 1:
+        raise ValueError(f"q must be a probability in [0, 1], got {q!r}")
+    y_sorted = np.asarray(y_sorted, dtype=float)
+    if y_sorted.ndim != 1 or not y_sorted.size:
+        raise ValueError(f"y_sorted must be a non-empty 1-D sample, got shape {y_sorted.shape}")
+    if np.any(np.diff(y_sorted) < 0):
+        raise ValueError("y_sorted must be sorted ascending (np.sort(y))")
     n = len(y_sorted)
     z = stats.norm.ppf(0.5 + level / 2)
     half = z * np.sqrt(n * q * (1 - q))
     lo = int(np.ceil(n * q - half)) - 1  # 0-based index of the j-th order statistic
-    hi = int(np.ceil(n * q + half)) - 1
+    hi = max(int(np.ceil(n * q + half)) - 1, 0)
     return (float(y_sorted[lo]) if lo >= 0 else float("nan"),
             float(y_sorted[hi]) if hi <= n - 1 else float("nan"))
 
 
 def bootstrap_se(y, statistic, n_boot=200, seed=0, max_points=100_000):
     """Bootstrap standard error of ``statistic(y)`` (resamples of at most ``max_points`` rows,
-    rescaled by sqrt(m / n) when subsampled)."""
+    rescaled by sqrt(m / n) when subsampled). Resamples where the statistic is undefined (a
+    skewness of a resample of one repeated value) are left out; NaN if fewer than 2 remain."""
     rng = np.random.default_rng(seed)
     n = len(y)
     m = min(n, max_points)
     vals = np.array([statistic(y[rng.integers(0, n, m)]) for _ in range(n_boot)])
+    vals = vals[np.isfinite(vals)]
+    if vals.size < 2:
+        return float("nan")
     return float(vals.std(ddof=1) * np.sqrt(m / n))
+
+
+#: Below this many values :func:`describe` warns that its standard errors are rough.
+SMALL_SAMPLE = 10
 
 
 def _scalar(value, name):
@@ -90,25 +114,41 @@ def describe(y, quantiles=(0.01, 0.05, 0.5, 0.95, 0.99), level=0.95, n_boot=200,
         raise ValueError(f"quantiles must lie in [0, 1], got {bad}")
     y = _clean(y)
     n = len(y)
+    if n < SMALL_SAMPLE:
+        warnings.warn(f"describe: only {n} values: the standard errors and intervals are "
+                      "large-sample approximations, rough here", UserWarning, stacklevel=2)
     mean = float(y.mean())
     std = float(y.std(ddof=1))
-    skew = float(stats.skew(y))
-    kurt = float(stats.kurtosis(y))  # excess
+    constant = std == 0
+    if constant:
+        warnings.warn(f"describe: every value is {float(y[0])!r}: skewness and kurtosis are "
+                      "undefined (NaN)", UserWarning, stacklevel=2)
+    skew = float("nan") if constant else float(stats.skew(y))
+    kurt = float("nan") if constant else float(stats.kurtosis(y))  # excess
     ys = np.sort(y)
     return {
         "n": n,
         "mean": mean,
         "mean_se": std / np.sqrt(n),
         "std": std,
-        # delta method: var(s) ~ s^2 (kurt_excess + 2) / (4 n)
-        "std_se": std * np.sqrt(max(kurt + 2.0, 0.0) / (4.0 * n)),
+        "std_se": _std_se(y, std, kurt),
         "skewness": skew,
-        "skewness_se": bootstrap_se(y, stats.skew, n_boot, seed),
+        "skewness_se": float("nan") if constant else bootstrap_se(y, stats.skew, n_boot, seed),
         "kurtosis": kurt,
-        "kurtosis_se": bootstrap_se(y, stats.kurtosis, n_boot, seed + 1),
+        "kurtosis_se": float("nan") if constant else bootstrap_se(y, stats.kurtosis, n_boot,
+                                                                  seed + 1),
         "quantiles": {str(q): float(np.quantile(y, q)) for q in quantiles},
         "quantile_ci": {str(q): quantile_interval(ys, q, level) for q in quantiles},
     }
+
+
+def _std_se(y, std, kurt=None):
+    """Standard error of the sample std ``std`` of ``y`` by the delta method,
+    ``var(s) ~ s^2 (kurt_excess + 2) / (4 n)``; 0 for a constant sample."""
+    if std == 0:
+        return 0.0
+    kurt = float(stats.kurtosis(y)) if kurt is None else kurt
+    return float(std * np.sqrt(max(kurt + 2.0, 0.0) / (4.0 * len(y))))
 
 
 def ecdf(y):
@@ -197,7 +237,7 @@ def compare(sample, truth, quantiles=(0.01, 0.5, 0.99)):
     out["mean_rel_error"] = float((ma - mb) / abs(mb)) if mb else None
     out["std_rel_error"] = float((sa - sb) / sb) if sb else None
     out["truth_mean_se"] = float(sb / np.sqrt(len(b)))
-    out["truth_std_se"] = float(sb * np.sqrt(max(stats.kurtosis(b) + 2.0, 0.0) / (4 * len(b))))
+    out["truth_std_se"] = _std_se(b, sb)
     for q in quantiles:
         qa, qb = np.quantile(a, q), np.quantile(b, q)
         out[f"q{q}_rel_error"] = float((qa - qb) / abs(qb)) if qb else None

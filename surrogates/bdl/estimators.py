@@ -45,6 +45,7 @@ from ..validation import MultiOutputRegressorMixin, check_finite, is_int
 from .fit_many import (_batched_meanfield_reason, _fit_laplace_group, _fit_meanfield_group,
                        fit_many)
 from .persistence import load, save
+from ..prediction import check_levels
 from .prediction import posterior, predict
 from .settings import check_settings, fit_device
 
@@ -320,7 +321,7 @@ class _BaseBDL(BaseEstimator):
         S = self.predict_samples if n_samples is None else n_samples
         if not is_int(S, 1):
             raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}")
-        return self._distribution(X, int(S), return_samples, tuple(levels),
+        return self._distribution(X, int(S), return_samples, check_levels(levels),
                                   self.seed if seed is None else seed)
 
     @torch.no_grad()

@@ -51,6 +51,32 @@ def test_pce_is_the_least_squares_fit_of_its_polynomial_space_on_inputs_of_any_s
     pr = PolynomialRegression(degree=3).fit(X, f(X)).predict(Xt)
     np.testing.assert_allclose(pce, pr, rtol=0, atol=1e-9 * np.abs(pr).max())
 
+
+@pytest.mark.parametrize("dist", [
+    "uniform_far",   # polynomials in x near 1e4 cancelled: 2.7e-2 off where PR is 2.9e-4
+    "studentt",      # a Student t of df 3 has no norms at order 3: an SVD that did not converge
+    "dependent",     # a dependent joint
+])
+def test_pce_fits_its_space_for_inputs_far_from_zero_heavy_tails_and_dependence(dist):
+    import chaospy
+
+    from surrogates import PolynomialChaos, PolynomialRegression
+
+    a = chaospy.Uniform(0, 1)
+    dist = {"uniform_far": chaospy.J(chaospy.Uniform(1e4, 1e4 + 1), chaospy.Normal(0, 1)),
+            "studentt": chaospy.J(chaospy.StudentT(3), chaospy.Uniform(0, 1)),
+            "dependent": chaospy.J(a, chaospy.Beta(2, 3, lower=a, upper=a + 1))}[dist]
+    X = np.asarray(dist.sample(300, seed=1)).T
+    Xt = np.asarray(dist.sample(100, seed=2)).T
+
+    def f(X):
+        u = X[:, 0] - X[:, 0].mean()
+        return np.sin(u) + np.cos(X[:, 1]) * u
+
+    pce = PolynomialChaos(order=5, distribution=dist).fit(X, f(X)).predict(Xt)
+    pr = PolynomialRegression(degree=5).fit(X, f(X)).predict(Xt)
+    np.testing.assert_allclose(pce, pr, rtol=0, atol=1e-8 * np.abs(pr).max())
+
 def test_crps_closed_form_matches_monte_carlo():
     rng = np.random.default_rng(1)
     y, m, v = 0.7, 0.2, 0.5 ** 2
@@ -94,9 +120,9 @@ def test_classification_metrics():
 def test_coverage_refuses_shapes_that_would_broadcast():
     y = np.arange(4.0)
     # (n,) against (n, 1) broadcast to (n, n) and gave a wrong share without a word
-    with pytest.raises(ValueError, match=r"shapes differ: y \(4,\) vs prediction \(4, 1\)"):
+    with pytest.raises(ValueError, match=r"shapes differ: y \(4,\) vs lower \(4, 1\)"):
         M.coverage(y, y[:, None] - 1, y[:, None] + 1)
-    assert M.coverage(y, y - 1, y + np.array([1, 1, -1, 1])) == 0.75
+    assert M.coverage(y, y - 1, y + np.array([1, 1, -0.5, 1])) == 0.75
 
 
 def test_gaussian_nll_and_crps_closed_forms():
@@ -144,3 +170,56 @@ def test_nn_predictions_do_not_depend_on_row_order():
     Xt = rng.normal(size=(3001, 5))
     perm = rng.permutation(3001)
     assert np.allclose(model.predict(Xt)[perm], model.predict(Xt[perm]), rtol=1e-12, atol=0)
+
+
+# -- the audit's silent wrong numbers, each refused by name now ---------------------------------
+
+def test_classification_metrics_refuse_labels_that_would_broadcast():
+    """Labels shaped (n, 1) broadcast against the (n,) argmax to (n, n): accuracy 0.625 for
+    4 correct predictions of 4; one label broadcast over every row."""
+    labels = np.array([0, 0, 0, 1])
+    proba = np.array([[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.4, 0.6]])
+    assert M.accuracy(labels[:, None], proba) == M.accuracy(labels, proba) == 1.0
+    assert M.classification_nll(labels[:, None], proba) == pytest.approx(
+        -np.log([0.9, 0.8, 0.7, 0.6]).mean(), rel=1e-12)
+    assert M.expected_calibration_error(labels[:, None], proba) == \
+        M.expected_calibration_error(labels, proba)
+    with pytest.raises(ValueError, match=r"one class per row of proba \(4\), got shape \(1,\)"):
+        M.accuracy([1], proba)
+    with pytest.raises(ValueError, match="class indices 0 to 1, got -1 at row 2"):
+        M.classification_nll([0, 0, -1, 1], proba)
+    with pytest.raises(ValueError, match="class indices 0 to 1, got 2 at row 0"):
+        M.expected_calibration_error([2, 0, 0, 1], proba)
+
+
+def test_metrics_refuse_non_finite_values_by_name_and_index():
+    """A NaN counted as a miss: coverage 0.75 for 3 of 3 finite values inside."""
+    y = np.array([0.0, 0.0, np.nan, 0.0])
+    with pytest.raises(ValueError, match=r"y holds 1 non-finite value\(s\) of 4, the first nan "
+                                         "at index 2"):
+        M.coverage(y, -np.ones(4), np.ones(4))
+    with pytest.raises(ValueError, match="upper holds .* at index 1"):
+        M.coverage(np.zeros(4), -np.ones(4), np.array([1, np.inf, 1, 1]))
+    with pytest.raises(ValueError, match=r"prediction holds .* at index \(1, 0\)"):
+        M.r2(np.ones((3, 2)), np.array([[1, 1], [np.nan, 1], [1, 1]]))
+    with pytest.raises(ValueError, match="var holds"):
+        M.gaussian_nll(np.zeros(3), np.zeros(3), np.array([1, np.nan, 1]))
+
+
+def test_variances_intervals_and_levels_are_checked():
+    y, m = np.array([1.0, -0.5]), np.zeros(2)
+    # a point forecast's CRPS is its absolute error (it was NaN)
+    assert M.crps_gaussian(y, m, 0.0) == pytest.approx(0.75, rel=1e-15)
+    assert M.crps_gaussian(y, m, np.array([0.0, 1e-300])) == pytest.approx(0.75, rel=1e-12)
+    with pytest.raises(ValueError, match="var must be positive, got 0.0"):
+        M.gaussian_nll(y, m, np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="var must be at least 0, got -1.0"):
+        M.crps_gaussian(y, m, -1.0)
+    with pytest.raises(ValueError, match=r"lower > upper at index \(1,\): 1.0 > 0.0"):
+        M.coverage(np.zeros(3), np.array([-1, 1, -1.0]), np.array([1, 0, 1.0]))
+    # levels as percentages gave an error of 70 and a coverage of 0
+    with pytest.raises(ValueError, match=r"levels must be probabilities in \(0, 1\), got "
+                                         r"\[50.0, 90.0\]"):
+        M.regression_calibration_error(y, m, 1.0, levels=[50, 90])
+    with pytest.raises(ValueError, match="y is constant in output 1: R"):
+        M.r2(np.column_stack([np.arange(3.0), np.ones(3)]), np.zeros((3, 2)))

@@ -301,3 +301,20 @@ def test_a_fit_without_a_gpu_runs_on_the_cpu_or_names_the_missing_gpu(inference)
     assert model.device == "auto" and model.device_ == torch.device("cpu")
     with pytest.raises(ValueError, match="asks for a GPU, but torch sees none"):
         BDL(hidden=(4,), epochs=3, inference=inference, device="cuda").fit(X, y)
+
+
+@pytest.mark.parametrize("levels, bad", [((95,), "95"), ((0.9, 1.0), "1.0"), ((0.0,), "0.0")])
+def test_interval_levels_out_of_range_are_refused_by_both_engines_and_the_gp(levels, bad):
+    """levels=(95,) (a percentage) gave NaN intervals from the Laplace engine, and the search
+    bracket's edges from mean field, so coverage read 0 without a word."""
+    from surrogates import GaussianProcess
+
+    x = np.linspace(-1, 1, 20)[:, None]
+    y = np.sin(3 * x[:, 0])
+    for model in (BDL(inference="laplace", hidden=(5,), max_iter=20, seed=0).fit(x, y),
+                  BDL(inference="meanfield", hidden=(5,), epochs=2, seed=0).fit(x, y),
+                  GaussianProcess(n_restarts=0).fit(x, y)):
+        with pytest.raises(ValueError, match=f"in \\(0, 1\\).*got {bad}"):
+            model.predict_distribution(x, levels=levels)
+    assert BDL(inference="laplace", hidden=(5,), max_iter=20, seed=0).fit(x, y) \
+        .predict_distribution(x, levels=[0.5, 0.9]).intervals.keys() == {0.5, 0.9}

@@ -295,3 +295,44 @@ def test_numbers_of_any_numeric_type_are_taken():
             S.exceedance_probability(y, bad)
     with pytest.raises(ValueError, match="level must be a number, got '0.9'"):
         S.describe(y, level="0.9")
+
+
+# -- the audit's edge cases: tiny, constant and q = 0 --------------------------------------------
+
+def test_quantile_interval_of_the_minimum_is_bounded_by_the_sample_minimum():
+    """q = 0: the upper index was -1, which wrapped round to the sample's maximum."""
+    from uqkit.statistics import quantile_interval
+
+    y = np.arange(1.0, 11.0)
+    lo, hi = quantile_interval(y, 0.0)
+    assert np.isnan(lo) and hi == 1.0
+    assert quantile_interval(y, 1.0)[0] == 10.0
+
+
+@pytest.mark.parametrize("args, message", [
+    ((np.arange(5.0), 50), r"q must be a probability in \[0, 1\], got 50.0"),
+    ((np.arange(5.0), -0.1), r"q must be a probability in \[0, 1\]"),
+    ((np.arange(5.0), 0.5, 95), "level must be a confidence level between 0 and 1, got 95"),
+    ((np.array([3.0, 1.0, 2.0]), 0.5), r"y_sorted must be sorted ascending"),
+])
+def test_quantile_interval_checks_its_arguments(args, message):
+    from uqkit.statistics import quantile_interval
+
+    with pytest.raises(ValueError, match=message):
+        quantile_interval(*args)
+
+
+def test_describe_of_a_constant_or_tiny_sample_says_so():
+    """A constant sample: its skewness and kurtosis are undefined, said so in a warning (its
+    std and standard errors are 0); a tiny one warns that its standard errors are rough,
+    and its bootstrap errors leave out the resamples of one repeated value (they were NaN)."""
+    from uqkit.statistics import compare, describe
+
+    with pytest.warns(UserWarning, match="every value is 2.0: skewness and kurtosis"):
+        d = describe(np.full(20, 2.0))
+    assert d["std"] == 0 and d["std_se"] == 0 and d["mean_se"] == 0
+    assert np.isnan(d["skewness"]) and np.isnan(d["kurtosis_se"])
+    with pytest.warns(UserWarning, match="only 4 values: the standard errors"):
+        d = describe([0.1, 0.7, 0.3, 0.9])
+    assert np.isfinite(d["skewness_se"]) and np.isfinite(d["kurtosis_se"])
+    assert compare(np.arange(5.0), np.full(5, 1.0))["truth_std_se"] == 0.0

@@ -37,8 +37,8 @@ def gaussian_log_likelihood(Y, F, noise_var, model_var=None):
     """Log-likelihood of the measurements for each of n model runs.
 
     Args:
-        Y: (m, k) measurements.
-        F: (n, k) model outputs (NaN rows: failed runs, log-likelihood -inf).
+        Y: (m, k) measurements ((k,): one measurement).
+        F: (n, k) model outputs ((k,): one run) (NaN rows: failed runs, log-likelihood -inf).
         noise_var: measurement noise variances, broadcastable to (n, k): (k,), or (n, 1)
             when the noise is a sampled parameter.
         model_var: (n, k) predictive variances of the model (a surrogate's), or None.
@@ -46,8 +46,13 @@ def gaussian_log_likelihood(Y, F, noise_var, model_var=None):
     Returns:
         (n,) log-likelihoods.
     """
+    Y = np.atleast_2d(np.asarray(Y, dtype=float))
+    F = np.atleast_2d(np.asarray(F, dtype=float))
+    if Y.ndim != 2 or F.ndim != 2 or Y.shape[1] != F.shape[1]:
+        raise ValueError(f"Y must be (m, k) measurements and F (n, k) outputs of the same k; "
+                         f"got Y {Y.shape} and F {F.shape} (one measurement of k outputs: "
+                         "Y of shape (1, k))")
     m = len(Y)
-    F = np.asarray(F, dtype=float)
     noise_var = np.broadcast_to(np.asarray(noise_var, dtype=float), F.shape)
     shared = noise_var + m * (0.0 if model_var is None else np.asarray(model_var, dtype=float))
     r_bar = Y.mean(axis=0) - F                              # (n, k)

@@ -281,20 +281,24 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
 
 
 def propagate_batch(model, samples, executor, chunk_size=None, store=None, settings=None,
-                    progress=False, retry_failed="errors", model_key=None):
+                    progress=False, retry_failed="errors", model_key=None,
+                    stop_systematic=True):
     """:func:`propagate` of one batch of an analysis on an open ``executor``; on a local pool a
     small batch runs in this process instead, single-threaded as in a worker, by the rule of
     :mod:`uqkit.execution.placement` (a batch of a few cheap runs costs more to send than to
     run). ``model_key``: the model's :func:`~uqkit.execution.identity.identity_key`, if the
-    caller has it (about 1 ms to compute). The analyses' runner
+    caller has it (about 1 ms to compute). ``stop_systematic=False``: a batch whose every run
+    fails with one error is an answer, not a broken model (a calibration's proposals where the
+    model fails on most of the prior). The analyses' runner
     (:class:`uqkit.execution.runner.ModelRunner`) calls it."""
     with interrupt_guard():
         return _propagate(model, samples, executor, None, None, chunk_size, store, settings,
-                          progress, retry_failed, place=True, model_key=model_key)
+                          progress, retry_failed, place=True, model_key=model_key,
+                          stop_systematic=stop_systematic)
 
 
 def _propagate(model, samples, executor, workers, dask, chunk_size, store, settings, progress,
-               retry_failed, place=False, model_key=None):
+               retry_failed, place=False, model_key=None, stop_systematic=True):
     t0 = time.perf_counter()
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
@@ -326,6 +330,8 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
         raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
     run = _Run(model, X, chunk_size, None if store is None else os.fspath(store), progress)
     run.cost_key = cost_key
+    if not stop_systematic:
+        run.systematic = False
     if store is None:
         return run.execute(executor, kind, workers, dask, samples, t0)
     # the store's chunks are checked against these inputs one by one, so a store may hold a

@@ -226,6 +226,9 @@ def _read(spec, name):
         for token in tokens:
             key, eq, value = token.partition("=")
             if eq:
+                if key.strip() in kwargs:
+                    raise ValueError(f"{name}: in {spec!r} the parameter {key.strip()!r} is "
+                                     "given twice")
                 kwargs[key.strip()] = _number(value, spec, name)
             elif kwargs:
                 raise ValueError(f"{name}: in {spec!r} a positional parameter follows a "

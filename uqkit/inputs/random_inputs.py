@@ -18,17 +18,23 @@ import numpy as np
 
 from .distributions import parse_distribution  # noqa: F401 - part of this module's API
 
-__all__ = ["COPULAS", "REFUSED_COPULAS", "BOUND_TOLERANCE", "RandomInputs", "check_inputs"]
+__all__ = ["COPULAS", "REFUSED_COPULAS", "BOUND_TOLERANCE", "CANCELLATION", "RandomInputs",
+           "check_inputs"]
 
 #: Copula names accepted by :meth:`RandomInputs.with_copula`.
-COPULAS = {"nataf": chaospy.Nataf, "clayton": chaospy.Clayton, "t": chaospy.TCopula}
+COPULAS = {"nataf": chaospy.Nataf, "clayton": chaospy.Clayton}
 #: chaospy's copulas that uqkit refuses, and why.
 REFUSED_COPULAS = {
-    name: (f"the {name} copula is not available: chaospy's {name.capitalize()} copula draws "
-           "wrong marginals (its inverse does not converge: with normal marginals and theta = "
-           "1, independence, the second input's mean came out 1.02 instead of 0); use "
-           "clayton, nataf or t")
-    for name in ("gumbel", "joe")}
+    **{name: (f"the {name} copula is not available: chaospy's {name.capitalize()} copula "
+              "draws wrong marginals (its inverse does not converge: with normal marginals and "
+              "theta = 1, independence, the second input's mean came out 1.02 instead of 0); "
+              "use clayton or nataf")
+       for name in ("gumbel", "joe")},
+    "t": ("the t copula is not available: chaospy's TCopula applies the correlation's "
+          "Cholesky factor to independent t variables, which is no multivariate t, so every "
+          "input after the first gets a wrong marginal (a normal input's std 1.019 for 1 at "
+          "correlation 0.8, P(x > 3) 34% low); use nataf (Gaussian) or clayton"),
+}
 #: Probability mass allowed outside user bounds.
 BOUND_TOLERANCE = 1e-9
 
@@ -61,7 +67,9 @@ class RandomInputs:
                 marginals = [joint]
             elif isinstance(joint, chaospy.J):
                 marginals = list(joint)
-        self._marginals = None if marginals is None else list(marginals)
+        self._marginals = None if marginals is None else [
+            m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in marginals]
+        self._std = None
         for name, bound in self.bounds.items():
             self._check_bound(name, bound)
 
@@ -77,25 +85,34 @@ class RandomInputs:
     from_spec = independent
 
     def with_copula(self, kind, parameter):
-        """The same marginals tied by a chaospy copula: ``nataf`` (Gaussian) and ``t`` (5
-        degrees of freedom) take a correlation matrix (unit diagonal, symmetric positive
-        definite), ``clayton`` a scalar theta > 0 (Kendall's tau = theta / (theta + 2)).
-        chaospy's Gumbel and Joe copulas are refused: they draw wrong marginals."""
+        """The same marginals tied by a chaospy copula, in place of any copula these inputs
+        had: ``nataf`` (Gaussian) takes a correlation matrix of the normal scores (unit
+        diagonal, symmetric positive definite), ``clayton`` a scalar theta > 0 (Kendall's
+        tau = theta / (theta + 2)). chaospy's Gumbel, Joe and t copulas are refused: they
+        draw wrong marginals."""
         name = str(kind).lower()
         if name in REFUSED_COPULAS:
             raise ValueError(REFUSED_COPULAS[name])
         cls = COPULAS.get(name)
         if cls is None:
             raise ValueError(f"unknown copula {kind!r}; known: {', '.join(sorted(COPULAS))}")
-        if cls in (chaospy.Nataf, chaospy.TCopula):
-            R = _correlation(parameter, kind, self.dim)
-            joint = cls(self.joint, R) if cls is chaospy.Nataf else cls(self.joint, 5, R)
+        if self._marginals is None:
+            raise ValueError("with_copula needs the inputs' marginals; pass marginals= to "
+                             "RandomInputs")
+        # on the marginals, not on self.joint: a copula on a copula ties them twice (nataf
+        # on nataf at 0.5 drew a correlation of 0.78 and a std of 1.2 for 1)
+        base = chaospy.J(*self._marginals)
+        if cls is chaospy.Nataf:
+            joint = cls(base, _correlation(parameter, kind, self.dim))
         else:
-            theta = float(parameter)
+            try:
+                theta = float(parameter)
+            except (TypeError, ValueError):
+                theta = float("nan")
             if not (np.isfinite(theta) and theta > 0):
-                raise ValueError(f"the {kind} copula needs theta > 0 (0 is independence, "
-                                 f"which needs no copula), got {parameter!r}")
-            joint = cls(self.joint, theta)
+                raise ValueError(f"the {kind} copula needs a number theta > 0 (0 is "
+                                 f"independence, which needs no copula), got {parameter!r}")
+            joint = cls(base, theta)
         return RandomInputs(self.names, joint, self.bounds, self.descriptions,
                             self._marginals)
 
@@ -113,6 +130,11 @@ class RandomInputs:
         return self._marginals[self.names.index(name)]
 
     def _check_bound(self, name, bound):
+        if name not in self.names:
+            raise ValueError(f"bounds name an unknown input {name!r}; inputs are {self.names}")
+        if not (isinstance(bound, (tuple, list)) and len(bound) == 2):
+            raise ValueError(f"input {name!r}: bounds must be a pair (lower, upper), None for "
+                             f"an open end, got {bound!r}")
         lo, hi = bound
         for end in (lo, hi):
             if end is not None and not (isinstance(end, (int, float, np.integer, np.floating))
@@ -143,13 +165,19 @@ class RandomInputs:
                                      f"outside its bounds {(lo, hi)}")
 
     def mean(self):
-        """(d,) marginal means."""
-        return np.array([float(self.marginal(n).mom(1)) for n in self.names])
+        """(d,) marginal means (NaN for a marginal that has none: a Student t of df <= 1)."""
+        return np.array([_moment(self.marginal(n), 1) for n in self.names])
 
     def std(self):
-        """(d,) marginal standard deviations."""
-        m2 = np.array([float(self.marginal(n).mom(2)) for n in self.names])
-        return np.sqrt(np.maximum(m2 - self.mean() ** 2, 0.0))
+        """(d,) marginal standard deviations (inf for a marginal of infinite variance: a
+        Student t of df <= 2).
+
+        ``sqrt(m2 - m1^2)``, or where that cancels the variance of the marginal's
+        recurrence (:func:`_std`): ``m2 - m1^2`` alone gave 1.414 for normal(1e8, 1)'s std
+        of 1."""
+        if self._std is None:
+            self._std = np.array([_std(self.marginal(n)) for n in self.names])
+        return self._std.copy()
 
     def summary(self):
         """A readable table: name, distribution, mean, std, 1% and 99% quantiles, bounds."""
@@ -203,6 +231,46 @@ def _correlation(matrix, kind, dim):
         raise ValueError(f"the {kind} correlation matrix must be symmetric positive definite")
     return R
 
+
+def _moment(dist, order):
+    """The raw moment ``order`` of ``dist``; NaN where it does not exist (chaospy raises)."""
+    try:
+        value = float(dist.mom(order))
+    except (ValueError, ZeroDivisionError, FloatingPointError):
+        return float("nan")
+    return value if np.isfinite(value) else float("nan")
+
+
+def _std(dist):
+    """``dist``'s standard deviation: ``sqrt(m2 - m1^2)``, or where that cancels (a variance
+    below :data:`CANCELLATION` of ``m2``) the square root of the first coefficient of
+    chaospy's three-term recurrence (its variance, analytic where chaospy knows it), taken
+    only if its mean agrees with ``m1``: chaospy's recurrence of a derived distribution can
+    be wrong (``Uniform(0, 1) ** 2``: a mean of 0.020 for 1/3); inf where the second moment
+    does not exist."""
+    import warnings
+
+    m1, m2 = _moment(dist, 1), _moment(dist, 2)
+    if not np.isfinite(m2):
+        return float("inf")
+    variance = max(m2 - m1 ** 2, 0.0)
+    if variance >= CANCELLATION * abs(m2):
+        return float(np.sqrt(variance))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            coefficients = np.asarray(chaospy.stieltjes(1, dist)[0], dtype=float)
+        mean, recurred = float(np.ravel(coefficients[0])[0]), float(np.ravel(coefficients[1])[1])
+    except Exception:  # noqa: BLE001 - no recurrence (chaospy raises its own): the moments
+        return float(np.sqrt(variance))
+    if np.isfinite(recurred) and recurred >= 0 and abs(mean - m1) <= 1e-12 * abs(m1) + 1e-300:
+        return float(np.sqrt(recurred))
+    return float(np.sqrt(variance))
+
+
+#: Relative size of ``m2 - m1^2`` to ``m2`` below which :meth:`RandomInputs.std` takes the
+#: variance from the marginal's recurrence instead (the difference has lost 6 or more digits).
+CANCELLATION = 1e-6
 
 def check_inputs(inputs, name="inputs"):
     """``inputs`` if it is a :class:`RandomInputs`; else a ValueError naming what it is (a

@@ -247,3 +247,91 @@ def test_tmcmc_settings_are_checked_before_any_run(options, message):
     with pytest.raises(ValueError, match=message):
         run(counted, **options)
     assert calls == []
+
+
+# -- the audit's silent wrong numbers ------------------------------------------------------------
+
+def _fails_above(X, limit=0.5):
+    """y = 2 x, failing (NaN) where x > limit (module level: picklable)."""
+    y = 2 * X.copy()
+    y[X[:, 0] > limit] = np.nan
+    return y
+
+
+def test_emcee_walkers_start_where_the_model_works():
+    """x ~ N(0, 1), y = 2 x measured 1.6 with noise 0.2, the model failing for x > 0.5: the
+    posterior is a normal truncated at 0.5, mean 0.4708 (closed form). A walker started where
+    the model fails stayed there, and its failed draws entered the posterior: mean 0.542,
+    250 of 2000 draws beyond 0.5."""
+    from scipy import stats
+
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    precision = 1 + 4 / 0.04
+    mu, sd = 2 * 1.6 / 0.04 / precision, precision ** -0.5
+    exact = stats.truncnorm(-np.inf, (0.5 - mu) / sd, mu, sd).mean()
+    with pytest.warns(UserWarning, match="model runs failed"):
+        post = calibrate(_fails_above, prior, [1.6], 0.2, n_samples=2000, seed=0,
+                         executor="serial", method="emcee", steps=500)
+    assert post.samples.max() <= 0.5 and np.isfinite(post.outputs).all()
+    assert abs(post.mean()[0] - exact) < 0.01
+
+
+def test_emcee_refuses_when_no_walker_start_works():
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    with pytest.raises(RuntimeError, match="found no start where the model works"):
+        calibrate(lambda X: np.full_like(X, np.nan), prior, [1.6], 0.2, executor="serial",
+                  method="emcee", steps=10)
+
+
+def test_a_surrogates_nan_variance_is_a_failed_run_said_so():
+    """A NaN predictive variance gave its rows zero likelihood without a word."""
+    class HalfBroken:
+        def __call__(self, X):
+            return 2 * X
+
+        def predict_with_variance(self, X):
+            var = np.full((len(X), 1), 0.01)
+            var[X[:, 0] > 0.5] = np.nan
+            return 2 * X, var
+
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    with pytest.warns(UserWarning, match="model runs failed"):
+        post = calibrate(HalfBroken(), prior, [1.6], 0.2, n_samples=500, executor="serial")
+    assert post.failed_runs > 0
+
+
+def test_a_model_failing_on_most_of_the_prior_is_calibrated_not_stopped():
+    """The model fails for x < 2 (97.7% of the prior): every run of a batch may fail, which
+    stopped the run as a broken model (PropagationError). The posterior is a normal
+    truncated at 2."""
+    from scipy import stats
+
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    with pytest.warns(UserWarning, match="model runs failed"):
+        post = calibrate(_fails_below_2, prior, [2.5], 0.3, n_samples=1000, seed=0,
+                         executor="serial")
+    precision = 1 + 1 / 0.09
+    mu, sd = 2.5 / 0.09 / precision, precision ** -0.5
+    exact = stats.truncnorm((2 - mu) / sd, np.inf, mu, sd).mean()
+    assert post.samples.min() >= 2 and abs(post.mean()[0] - exact) < 0.02
+
+
+def _fails_below_2(X):
+    y = X.copy()
+    y[X[:, 0] < 2] = np.nan
+    return y
+
+
+def test_a_tuple_of_noise_stds_is_one_per_output_not_a_spec():
+    prior = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    post = calibrate(lambda X: X, prior, [0.5, -0.5], (0.1, 0.2), n_samples=200,
+                     executor="serial")
+    assert post.info["noise"] == {"sampled": False, "std": [0.1, 0.2]}
+
+
+def test_emcee_says_when_it_keeps_fewer_draws_than_asked():
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    with pytest.warns(UserWarning, match=r"emcee kept 1600 draws .* for n_samples=4000"):
+        post = calibrate(lambda X: X, prior, [0.0], 1.0, n_samples=4000, executor="serial",
+                         method="emcee", steps=100)
+    assert len(post.samples) == 1600

@@ -33,3 +33,15 @@ def test_a_failed_run_has_zero_likelihood_never_infinite_likelihood():
     F = np.array([[1.1, np.nan], [np.inf, 2.0], [1.0, 2.0]])
     ll = gaussian_log_likelihood(Y, F, np.array([0.04, 0.09]))
     assert ll[0] == -np.inf and ll[1] == -np.inf and np.isfinite(ll[2])
+
+
+def test_one_measurement_as_a_vector_is_one_measurement_of_k_outputs():
+    """Y = [1, 2] was read as m = 2 measurements of one output: -76.47 for 1.767."""
+    import pytest
+
+    expected = stats.norm([1.1, 1.9], 0.1).logpdf([1.0, 2.0]).sum()
+    for Y, F in (([1.0, 2.0], [[1.1, 1.9]]), (np.array([1.0, 2.0]), [1.1, 1.9])):
+        assert gaussian_log_likelihood(Y, F, np.array([0.01]))[0] == \
+            pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match=r"got Y \(1, 3\) and F \(1, 2\)"):
+        gaussian_log_likelihood([1.0, 2.0, 3.0], [[1.0, 2.0]], 0.01)

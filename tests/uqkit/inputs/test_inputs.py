@@ -2,7 +2,7 @@ import chaospy
 import numpy as np
 import pytest
 
-from uqkit.inputs import RandomInputs, parse_distribution
+from uqkit.inputs import RandomInputs, parse_distribution, sample
 from uqkit.presets import table3
 
 
@@ -94,12 +94,13 @@ def test_gumbel_and_joe_copulas_are_refused_with_the_reason(kind):
 @pytest.mark.parametrize("kind, parameter, message", [
     ("nataf", [[2.0, 0.5], [0.5, 2.0]], r"has 2.0 at \[0\]\[0\]: a correlation matrix has 1 "
                                          r"on its diagonal \(was a covariance matrix given\?\)"),
-    ("t", [[1.0, 0.5], [0.5, 3.0]], r"has 3.0 at \[1\]\[1\]"),
+    ("nataf", [[1.0, 0.5], [0.5, 3.0]], r"has 3.0 at \[1\]\[1\]"),
     ("nataf", [[1.0, np.nan], [np.nan, 1.0]], "non-finite entries"),
     ("nataf", [[1.0, 1.5], [1.5, 1.0]], "symmetric positive definite"),
     ("clayton", -5.0, r"theta > 0 \(0 is independence, which needs no copula\), got -5.0"),
     ("clayton", 0.0, "got 0.0"),
     ("clayton", float("nan"), "got nan"),
+    ("clayton", "x", "needs a number theta > 0 .* got 'x'"),
 ])
 def test_bad_copula_parameters_are_named(kind, parameter, message):
     """A covariance matrix given for a correlation one ran before (its off-diagonal 0.5 taken
@@ -117,4 +118,78 @@ def test_bounds_in_the_wrong_order_or_nan_are_named(bound, message):
     """Reversed bounds were reported as 'probability 2 outside the physical bounds'; a NaN
     bound reached chaospy's bare AssertionError."""
     with pytest.raises(ValueError, match=message):
+        RandomInputs.from_spec({"x": "uniform(0, 1)"}, bounds={"x": bound})
+
+
+# -- the audit's silent wrong numbers in the inputs ---------------------------------------------
+
+def test_the_t_copula_is_refused_it_drew_wrong_marginals():
+    """chaospy's TCopula applies a Cholesky factor to independent t variables: at correlation
+    0.8 the second of two normal(0, 1) inputs had std 1.019 and P(x > 3) 34% low."""
+    base = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    with pytest.raises(ValueError, match="t copula is not available: .* use nataf"):
+        base.with_copula("t", [[1, 0.8], [0.8, 1]])
+
+
+def test_a_second_copula_replaces_the_first_rather_than_stacking():
+    """nataf on nataf at 0.5 drew a correlation of 0.78 and a std of 1.2 for 1."""
+    from scipy import stats
+
+    R = [[1, 0.5], [0.5, 1]]
+    base = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    twice = base.with_copula("clayton", 2.0).with_copula("nataf", R)
+    X = sample(twice, 100_000, seed=0).values
+    assert abs(np.corrcoef(X.T)[0, 1] - 0.5) < 0.01 and abs(X[:, 1].std() - 1) < 0.01
+    assert stats.kstest(X[:, 1], "norm").pvalue > 0.01
+
+
+def test_a_keyword_given_twice_in_a_spec_is_refused():
+    with pytest.raises(ValueError, match="'std' is given twice"):
+        RandomInputs.from_spec({"x": "normal(mean=0, std=1, std=2)"})
+
+
+@pytest.mark.parametrize("spec, exact", [
+    ("normal(1e8, 1)", 1.0),                     # m2 - m1^2 gave 1.414
+    ("uniform(1000, 1000.001)", 0.001 / np.sqrt(12)),
+    ("gumbel(1e6, 1)", np.pi / np.sqrt(6)),
+    ("triangle(1e6, 1000001, 1000003)", np.sqrt((0 + 1 + 9 - 0 - 0 - 3) / 18)),
+    ("lognormal(mean=0.3, std=0.003)", 0.003),
+])
+def test_std_of_inputs_far_from_zero_does_not_cancel(spec, exact):
+    inputs = RandomInputs.from_spec({"x": spec})
+    assert inputs.std()[0] == pytest.approx(exact, rel=1e-9)
+
+
+def test_std_of_a_derived_distribution_is_its_own():
+    """chaospy's recurrence of Uniform(0, 1) ** 2 is wrong (a variance of 0.0115 for 4/45):
+    its moments give the std where they do not cancel."""
+    inputs = RandomInputs(["x"], chaospy.Uniform(0, 1) ** 2)
+    assert inputs.std()[0] == pytest.approx(np.sqrt(4 / 45), rel=1e-12)
+
+
+def test_moments_a_student_t_lacks_are_nan_and_inf_not_a_crash():
+    """df <= 2 raised chaospy's bare 'too high mom' from mean(), std() and summary()."""
+    inputs = RandomInputs.from_spec({"a": "studentt(1.5)", "b": "studentt(0.8)",
+                                     "c": "studentt(5)"})
+    mean, std = inputs.mean(), inputs.std()
+    assert mean[0] == 0 and np.isnan(mean[1]) and mean[2] == 0
+    assert std[0] == np.inf and std[1] == np.inf and std[2] == pytest.approx(np.sqrt(5 / 3))
+    assert "studentt" in inputs.summary().lower() or "StudentT" in inputs.summary()
+
+
+def test_mapped_points_stay_within_the_physical_bounds():
+    """normal(6.4, 1) bounded below by 0 (7.8e-11 below it): u = -8 mapped to -1.6, a
+    negative thickness for a reliability search's model."""
+    from uqkit.inputs.transforms import u_to_x
+
+    inputs = RandomInputs.from_spec({"t": "normal(6.4, 1)"}, bounds={"t": (0.0, None)})
+    x = u_to_x(inputs, [[-8.0], [-6.0], [0.0], [5.0]])[:, 0]
+    assert x[0] == 0.0 and x[1:] == pytest.approx([0.4, 6.4, 11.4], rel=1e-9)
+
+
+@pytest.mark.parametrize("bound, message", [(0, r"bounds must be a pair \(lower, upper\)"),
+                                            ((0, 1, 2), "bounds must be a pair"),
+                                            (None, "bounds must be a pair")])
+def test_malformed_bounds_are_named(bound, message):
+    with pytest.raises(ValueError, match=f"input 'x': {message}"):
         RandomInputs.from_spec({"x": "uniform(0, 1)"}, bounds={"x": bound})

@@ -32,7 +32,8 @@ def test_hermite_and_legendre_recurrences_give_the_classical_orthonormal_polynom
 @pytest.mark.parametrize("marginal, breaks", [
     (chaospy.Beta(2, 5, lower=3, upper=7), None),       # analytic (Jacobi)
     (chaospy.Beta(2, 3, lower=1000, upper=1001), None),  # far from 0
-    (chaospy.Triangle(1, 2, 5), [2.0]),                  # discretised Stieltjes
+    (chaospy.Triangle(1, 2, 5), [2.0]),                  # a kink in its quantiles
+    (chaospy.Triangle(299, 300, 301), [300.0]),          # chaospy's recurrence: 5e-3 off
     (chaospy.TruncNormal(-1, 3, 0, 1), None),
     (chaospy.Kumaraswamy(2, 3), None),
 ])
@@ -89,3 +90,19 @@ def test_basis_values_are_products_of_each_inputs_polynomials():
     # He_1(z_a) * sqrt(5) P_2(z_b)
     np.testing.assert_allclose(Psi[:, k], Z[:, 0] * math.sqrt(5) * (3 * Z[:, 1] ** 2 - 1) / 2,
                                rtol=1e-12)
+
+
+def test_a_derived_distributions_recurrence_is_its_own():
+    """chaospy's recurrence of Uniform(0, 1) ** 2 has a first coefficient (the mean) of
+    0.0137 where the mean is 1/3; the measure's own has 1/3 and the variance 4/45."""
+    (alpha, beta), (s, t) = marginal_recurrence(chaospy.Uniform(0, 1) ** 2, 3)
+    assert (alpha[0] - t) / s == pytest.approx(1 / 3, rel=1e-10)
+    assert beta[1] / s ** 2 == pytest.approx(1 / 5 - 1 / 9, rel=1e-9)
+
+
+def test_a_dependent_joint_takes_the_rosenblatt_variables():
+    """J(a, Beta(lower=a, upper=a + 1)) raised AttributeError from chaospy."""
+    a = chaospy.Uniform(0, 1)
+    inputs = RandomInputs(["a", "b"], chaospy.J(a, chaospy.Beta(2, 3, lower=a, upper=a + 1)))
+    Z, recurrences, space = input_germs(inputs, np.full((4, 2), 0.5), 2)
+    assert space == "rosenblatt-normal" and np.allclose(Z, 0)
