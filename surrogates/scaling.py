@@ -1,22 +1,31 @@
 """Standardisation of inputs and outputs, fitted on the training data."""
 import numpy as np
 
-__all__ = ["Standardizer", "IdentityScaler"]
+__all__ = ["CONSTANT", "Standardizer", "IdentityScaler"]
+
+#: Relative std (to the column's mean) at or below which a column counts as constant.
+CONSTANT = 1e-12
 
 
 class Standardizer:
-    """z = (x - mean) / scale per column; constant columns keep scale 1.
+    """z = (x - mean) / scale per column; constant columns keep scale 1: those whose values
+    are all equal, or whose std is rounding noise (at most :data:`CONSTANT` of their mean: a
+    column of 0.3s has std 5.6e-17, and a later 0.3 in float32 became z = 1e8, saturating
+    every unit of a network).
 
     >>> s = Standardizer().fit(np.array([[1.0, 10.0], [3.0, 10.0]]))
     >>> s.transform(np.array([[2.0, 10.0]])).tolist()
     [[0.0, 0.0]]
+    >>> Standardizer().fit(np.full((3, 1), 0.3)).scale_.tolist()
+    [1.0]
     """
 
     def fit(self, X):
         X = np.asarray(X, dtype=float)
         self.mean_ = X.mean(axis=0)
         scale = X.std(axis=0)
-        self.scale_ = np.where(scale > 0, scale, 1.0)
+        constant = (np.ptp(X, axis=0) == 0) | (scale <= CONSTANT * np.abs(self.mean_))
+        self.scale_ = np.where(constant, 1.0, scale)
         return self
 
     def transform(self, X):

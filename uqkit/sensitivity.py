@@ -431,6 +431,23 @@ def pce_indices(P, Y, inputs, order=None, bootstrap=0, level=0.95, rng=0):
 
 # -- surrogates ---------------------------------------------------------------------------
 
+def _unwrapped(surrogate, X, inputs):
+    """The fitted surrogate inside a uqkit model of one (:class:`uqkit.adapters.SurrogateModel`,
+    which has no ``predict``: it failed with an AttributeError after a warning that it drew
+    no functions), with the design's columns in its ``input_names`` order."""
+    inner = getattr(surrogate, "surrogate", None)
+    if hasattr(surrogate, "predict") or inner is None or not hasattr(inner, "predict"):
+        return surrogate, X
+    names = getattr(surrogate, "input_names", None)
+    if names is None:
+        return inner, X
+    missing = [name for name in names if name not in inputs.names]
+    if missing:
+        raise ValueError(f"the surrogate takes inputs {tuple(names)}, which the inputs "
+                         f"{inputs.names} lack: {missing}")
+    return inner, X[:, [inputs.names.index(name) for name in names]]
+
+
 def _surrogate_outputs(surrogate, X, function_draws):
     """(mean (m, k), draws (S, m, k) or None) of a surrogate at X."""
     import inspect
@@ -508,6 +525,7 @@ def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws
     band = check_float(band, "band", 0.0, 1.0)
     d = inputs.dim
     X = unit_to_x(inputs, pick_freeze_design(d, n, seed))
+    surrogate, X = _unwrapped(surrogate, X, inputs)
     mean, draws = _surrogate_outputs(surrogate, X, function_draws)
     rng = np.random.default_rng(None if seed is None else [seed, 1])
     first, total, first_ci, total_ci = _saltelli_with_ci(mean, d, n, bootstrap, level, rng)

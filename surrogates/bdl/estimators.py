@@ -375,7 +375,17 @@ class BDL(MultiOutputRegressorMixin, _BaseBDL):
     def _fit_data(self, X, y):
         X, Y = self._validate_regression(X, y)
         self.single_output_ = Y.ndim == 1
-        return X, Y.reshape(len(Y), -1)
+        Y = Y.reshape(len(Y), -1)
+        if self.inference == "laplace" and len(Y) > 1:
+            constant = np.flatnonzero(np.ptp(Y, axis=0) == 0)
+            if constant.size:
+                j = int(constant[0])
+                raise ValueError(
+                    f"output {j} is constant (every value {float(Y[0, j])!r}): its noise "
+                    "precision has no maximum, and the Laplace fit of the other outputs "
+                    "stopped short with it (RMSE 7.5 for 0.5); fit the others, and take "
+                    "this one as the constant")
+        return X, Y
 
     def predict(self, X, return_std=False):
         """Predictive means at X (n, d): (n,) for a 1-D training target, else (n, k); with
@@ -393,12 +403,26 @@ class BDL(MultiOutputRegressorMixin, _BaseBDL):
         """
         self._check_fitted()
         X = self._check_X(X, reset=False)
-        Y = check_finite(np.asarray(y, dtype=float), "y").reshape(len(X), -1)
-        self.variance_scale_ = np.ones(self._n_outputs())
-        pred = self.predict_distribution(X, n_samples=n_samples, levels=())
-        mean = pred.mean.reshape(Y.shape)
-        var = pred.total_var.reshape(Y.shape)
-        self.variance_scale_ = np.mean((Y - mean) ** 2 / var, axis=0)
+        Y = check_finite(np.asarray(y, dtype=float), "y")
+        k = self._n_outputs()
+        shapes = [(len(X), k)] + ([(len(X),)] if k == 1 else [])
+        if Y.shape not in shapes:
+            raise ValueError(f"y must be {' or '.join(map(str, shapes))} for {len(X)} rows of "
+                             f"X and {k} output(s), got shape {Y.shape}")
+        Y = Y.reshape(len(X), k)
+        previous = self.variance_scale_
+        self.variance_scale_ = np.ones(k)
+        try:
+            pred = self.predict_distribution(X, n_samples=n_samples, levels=())
+        finally:
+            self.variance_scale_ = previous
+        scale = np.mean((Y - pred.mean.reshape(Y.shape)) ** 2
+                        / pred.total_var.reshape(Y.shape), axis=0)
+        if not (np.isfinite(scale).all() and (scale > 0).all()):
+            raise ValueError(f"the calibration set gives variance factors {scale.tolist()}: "
+                             "each must be finite and > 0 (residuals of 0 would give "
+                             "intervals of zero width)")
+        self.variance_scale_ = scale
         return self
 
 

@@ -405,7 +405,11 @@ def log_evidence(fit_term, c, q, logdet):
     prior and noise precisions (:func:`posterior`). It is ``log p(y | w*) + log p(w*) +
     P/2 log 2 pi - log det(H) / 2`` with ``H = C D + J^T T J = (C D)^1/2 (I + A^T A) (C D)^1/2``:
     the prior's normalising ``sum log(c D) / 2`` cancels against ``log det(C D) / 2``. Exact for
-    a linear model (tested against the Gaussian marginal of Bayesian linear regression); for a
+    a linear model when ``w*`` is the mode under these very precisions (tested against the
+    Gaussian marginal of Bayesian linear regression, with a numeric ``laplace_prior_scale``);
+    with ``"evidence"`` the MAP weights are not refitted under the tuned precisions, and a
+    review measured 0.14-0.26 nats off the closed form, the mean 0.06-0.28 predictive
+    standard deviations from the conjugate one, on linear problems of 20-200 points; for a
     hierarchical prior D is its conditional precision given w*, so this is the evidence of the
     Gaussian prior the posterior uses.
 

@@ -318,3 +318,44 @@ def test_interval_levels_out_of_range_are_refused_by_both_engines_and_the_gp(lev
             model.predict_distribution(x, levels=levels)
     assert BDL(inference="laplace", hidden=(5,), max_iter=20, seed=0).fit(x, y) \
         .predict_distribution(x, levels=[0.5, 0.9]).intervals.keys() == {0.5, 0.9}
+
+
+def test_a_constant_input_column_keeps_scale_one_despite_rounding():
+    """A training column of 0.3s has a std of rounding noise: scaled by it, a later 0.3 in
+    float32 was z = 1e8, and every prediction the same saturated value."""
+    from surrogates.scaling import Standardizer
+
+    x = np.column_stack([np.linspace(-1, 1, 60), np.full(60, 0.3)])
+    assert x.std(0)[1] > 0  # rounding: 3.9e-16
+    assert Standardizer().fit(x).scale_[1] == 1.0
+    y = x[:, 0]
+    model = BDL(inference="laplace", hidden=(8,), max_iter=300, seed=0).fit(x, y)
+    probe = np.array([[-1.0, 0.3], [0.0, 0.3], [1.0, 0.3]])
+    shifted = probe.copy()
+    shifted[:, 1] = np.float32(0.3)
+    np.testing.assert_allclose(model.predict(shifted), model.predict(probe), atol=1e-6)
+
+
+def test_a_constant_output_is_refused_by_the_laplace_fit():
+    """Its noise precision has no maximum: the other output's fit stopped short (RMSE 7.5 for
+    0.5) without a word."""
+    x = np.linspace(-1, 1, 30)[:, None]
+    y = np.column_stack([np.sin(3 * x[:, 0]), np.full(30, 7.0)])
+    with pytest.raises(ValueError, match="output 1 is constant .every value 7.0."):
+        BDL(inference="laplace", hidden=(4,), max_iter=10).fit(x, y)
+
+
+def test_calibrate_checks_the_shape_of_y_and_keeps_its_factor_on_error():
+    """A y of the wrong shape reset the factor before failing; one flattened column by column
+    was read as garbage; zero residuals gave a factor of 0 (intervals of zero width)."""
+    x = np.linspace(-1, 1, 40)[:, None]
+    y = np.column_stack([np.sin(3 * x[:, 0]), np.cos(2 * x[:, 0])])
+    model = BDL(inference="laplace", hidden=(8,), max_iter=200, seed=0).fit(x, y)
+    model.calibrate(x, y + 0.05 * np.random.default_rng(0).standard_normal(y.shape))
+    kept = model.variance_scale_.copy()
+    with pytest.raises(ValueError, match=r"y must be \(40, 2\) .* got shape \(80,\)"):
+        model.calibrate(x, y.T.ravel())
+    np.testing.assert_array_equal(model.variance_scale_, kept)
+    with pytest.raises(ValueError, match="must be finite and > 0"):
+        model.calibrate(x, model.predict(x))
+    np.testing.assert_array_equal(model.variance_scale_, kept)

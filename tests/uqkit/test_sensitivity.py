@@ -1077,3 +1077,22 @@ def test_pce_indices_of_bounded_inputs_far_from_zero_are_right():
 
     res = sobol_indices(model, inputs, n=1024, method="pce", bootstrap=0, executor="serial")
     np.testing.assert_allclose(res.first, [va / (va + vb), vb / (va + vb)], atol=1e-6)
+
+
+def test_surrogate_indices_of_a_surrogate_model_use_the_surrogate_inside():
+    """A SurrogateModel (a uqkit model of a fitted surrogate) failed with an AttributeError;
+    its input_names order the design's columns."""
+    from uqkit.adapters import SurrogateModel
+
+    class Linear:
+        def predict(self, X):
+            return X[:, 0] + 2 * X[:, 1]
+
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    direct = sobol_indices_surrogate(Linear(), inputs, n=256, bootstrap=0)
+    wrapped = sobol_indices_surrogate(SurrogateModel(Linear()), inputs, n=256, bootstrap=0)
+    swapped = sobol_indices_surrogate(SurrogateModel(Linear(), input_names=("b", "a")),
+                                      inputs, n=256, bootstrap=0)
+    np.testing.assert_array_equal(wrapped.first, direct.first)
+    np.testing.assert_allclose(swapped.first, direct.first[::-1], atol=0.05)
+    assert swapped.first[0] > 0.7  # a, the surrogate's second column, carries 4 / 5

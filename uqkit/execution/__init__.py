@@ -5,14 +5,14 @@ Layer: below :mod:`uqkit.inputs`, above the analyses. ``model`` states the model
 model's identity (what stores key its results by);
 ``executors`` the pools; ``loaded_code`` when a warm pool
 may be kept; ``placement`` where a batch runs; ``propagation`` runs a model over a
-sample in chunks; ``store`` and ``cache`` keep finished runs on disk, ``kept_runs`` each
+sample in chunks, ``result`` holds what it gives back; ``store`` and ``cache`` keep finished runs on disk, ``kept_runs`` each
 run's answer until its chunk is stored; ``runner`` batches an
 analysis's calls on one pool. Imports numpy, loky, Dask (when asked), :mod:`uqkit.inputs`
 and :mod:`uqkit.validation`; never fem or surrogates.
 """
 from .._lazy import lazy_exports
 
-_EXPORTS = {"propagate": "propagation", "PropagationResult": "propagation",
+_EXPORTS = {"propagate": "propagation", "PropagationResult": "result",
             "PropagationError": "propagation", "PropagationInterrupted": "propagation",
             "StudyStore": "store", "load_dataset": "store", "ResultCache": "cache",
             "ModelRunner": "runner", "RunContext": "model", "make_executor": "executors",

@@ -32,7 +32,7 @@ import numpy as np
 from .identity import (_versions, describe_model, fingerprint, identity_key,  # noqa: F401
                        source_digest)
 
-__all__ = ["RAISED", "RunContext", "call_model", "ModelOutput", "stack_values",
+__all__ = ["RAISED", "RunContext", "call_model", "ModelOutput", "stack_values", "by_name",
            "normalise_output", "evaluate"]
 
 #: Status of a row whose model call raised an exception or returned non-finite outputs.
@@ -103,11 +103,37 @@ def stack_values(blocks, statuses, what="chunks"):
                            for b in blocks])
 
 
-def normalise_output(raw, n):
+def by_name(raw, output_names):
+    """A table of outputs by name (a DataFrame, a dict of columns) as its columns in the
+    order of ``output_names``: by position, a DataFrame of columns q, p gave p's values as
+    q's. Anything else comes back as it is.
+
+    Raises:
+        ValueError: the table lacks a name of ``output_names``, or has no names to go by.
+    """
+    columns = list(raw.columns) if hasattr(raw, "columns") else list(raw) \
+        if isinstance(raw, dict) else None
+    if columns is None:
+        return raw
+    if not output_names:
+        if isinstance(raw, dict):
+            raise ValueError(f"the model returned a dict of outputs {columns} but has no "
+                             "output_names to order them by: give the model output_names")
+        return np.asarray(raw, dtype=float)
+    missing = [name for name in output_names if name not in columns]
+    if missing:
+        raise ValueError(f"the model returned outputs {columns} but its output_names are "
+                         f"{tuple(output_names)}: {missing} missing")
+    return np.column_stack([np.asarray(raw[name], dtype=float) for name in output_names])
+
+
+def normalise_output(raw, n, k=None):
     """Turn whatever a model returned for n rows into a :class:`ModelOutput` (a model of
-    uqkit's own, :class:`uqkit.execution.per_run.PerRunModel`, returns one already)."""
+    uqkit's own, :class:`uqkit.execution.per_run.PerRunModel`, returns one already). With
+    ``k`` (the model's number of output names), rows of another number of outputs fail with
+    that reason: a one-column answer of a two-output model was written out as blanks."""
     if isinstance(raw, ModelOutput):  # checked as the tuple it holds; its traceback kept
-        out = normalise_output((raw.values, raw.status, raw.reasons), n)
+        out = normalise_output((raw.values, raw.status, raw.reasons), n, k)
         out.traceback = raw.traceback
         return out
     status = reasons = None
@@ -117,6 +143,12 @@ def normalise_output(raw, n):
                              f"reasons); got a tuple of {len(raw)}")
         raw, status, *rest = raw
         reasons = rest[0] if rest else None
+        kind = np.asarray(status).dtype.kind
+        if kind not in "iub":
+            raise ValueError(f"the model returned a tuple whose second item (of dtype "
+                             f"{np.asarray(status).dtype}) is read as the runs' status, which "
+                             "is integer codes (0 = ok); for two outputs return "
+                             "np.column_stack([y1, y2])")
     values = np.asarray(raw)
     if np.iscomplexobj(values):  # float() would drop the imaginary part without a word
         raise ValueError(f"the model returned complex outputs (dtype {values.dtype}): return "
@@ -145,6 +177,11 @@ def normalise_output(raw, n):
         reasons = reasons.astype(object)
         reasons[nan_rows] = "non-finite output"
         reasons = reasons.astype(str)
+    if k is not None and values.shape[1] != k and (status == 0).any():
+        reasons = np.where(status == 0, f"the model returned {values.shape[1]} outputs for "
+                           f"its {k} output_names", reasons).astype(str)
+        status = np.where(status == 0, RAISED, status)
+        values = np.full((n, k), np.nan)
     failed = status != 0
     if failed.any():  # a failed row's outputs are not results: never pass them on as numbers
         values = values.copy()
@@ -162,9 +199,11 @@ def evaluate(model, X, context=None):
     :func:`uqkit.propagate` logs and counts in its summary.
     """
     X = np.array(X, dtype=float)  # a copy: a model that writes into X leaves the sample be
+    names = tuple(getattr(model, "output_names", None) or ())
+    k = len(names) or None
     t0 = time.perf_counter()
     try:
-        out = normalise_output(call_model(model, X, context), len(X))
+        out = normalise_output(by_name(call_model(model, X, context), names), len(X), k)
         out.seconds = time.perf_counter() - t0
         return out
     except Exception as exc:  # noqa: BLE001 - isolated below, row by row
@@ -175,7 +214,8 @@ def evaluate(model, X, context=None):
     for i, x in enumerate(X):
         try:
             row_context = None if context is None else context[i]
-            rows.append(normalise_output(call_model(model, x[None, :], row_context), 1))
+            rows.append(normalise_output(by_name(call_model(model, x[None, :], row_context),
+                                                 names), 1, k))
         except Exception as exc:  # noqa: BLE001 - recorded as the row's reason
             first_traceback = first_traceback or traceback.format_exc()
             rows.append(ModelOutput(np.full((1, 0), np.nan), np.array([RAISED]),

@@ -16,7 +16,6 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,11 +27,11 @@ from ..inputs.sampling import Samples
 from .loaded_code import call_reporting, take_report
 from .placement import (chunk_rows, record_cost, record_in_process, runs_in_process,
                         single_threaded)
+from .result import SUMMARY_REASONS, PropagationResult  # noqa: F401 - importable from here
 from .store import StudyStore
 
-__all__ = ["RETRY", "SYSTEMATIC_ROWS", "SUMMARY_REASONS", "PropagationError",
-           "PropagationInterrupted", "PropagationResult", "default_chunk_size",
-           "default_workers", "propagate", "propagate_batch"]
+__all__ = ["RETRY", "SYSTEMATIC_ROWS", "PropagationError", "PropagationInterrupted",
+           "default_chunk_size", "default_workers", "propagate", "propagate_batch"]
 
 log = logging.getLogger("uqkit")
 
@@ -41,8 +40,6 @@ RETRY = ("errors", "all", "none")
 #: Rows that must all have raised one and the same error before a propagation stops early
 #: (they must also include the first, the middle and the last chunk to compute).
 SYSTEMATIC_ROWS = 32
-#: Distinct failure reasons that :meth:`PropagationResult.summary` lists one by one.
-SUMMARY_REASONS = 10
 
 
 class PropagationError(RuntimeError):
@@ -65,119 +62,6 @@ class PropagationInterrupted(KeyboardInterrupt):
                     "nothing was saved; pass a store directory to make a run resumable)")
         return (f"saved {self.saved} of {self.total} runs to {self.store}; rerun the same "
                 "command to resume")
-
-
-@dataclass
-class PropagationResult:
-    """Outputs of :func:`propagate` for n rows.
-
-    Attributes:
-        inputs: the :class:`uqkit.inputs.sampling.Samples` that were run.
-        outputs: (n, k) model outputs (NaN where a row failed).
-        status: (n,) int, 0 for a good row.
-        reasons: (n,) str, why a row failed ("ok" otherwise).
-        computed: model runs computed in this invocation (retried rows included).
-        loaded: model runs loaded from the study store.
-        seconds: wall time of this invocation.
-        output_names: names of the output columns, if the model gave them.
-        compute_seconds: summed wall time of the model evaluations of every row, loaded ones
-            included (one worker's time; divide by the workers for a parallel run's share).
-        rows_rerun: rows run one by one after the model raised on their whole batch.
-        batch_errors: Counter of the exceptions with which whole batches failed.
-        seconds_per_run: the median over the chunks of their evaluation's wall time per row
-            (NaN where no chunk has a time): the cost of one run on one worker, which a
-            worker's first chunk (its imports, a JIT cache loaded: a second or more), counted
-            in ``compute_seconds``, does not skew.
-    """
-
-    inputs: Samples
-    outputs: np.ndarray
-    status: np.ndarray
-    reasons: np.ndarray
-    computed: int
-    loaded: int
-    seconds: float
-    output_names: tuple = field(default=())
-    compute_seconds: float = 0.0
-    rows_rerun: int = 0
-    batch_errors: Counter = field(default_factory=Counter)
-    seconds_per_run: float = float("nan")
-
-    @property
-    def ok(self):
-        return self.status == 0
-
-    @property
-    def n_failed(self):
-        return int((self.status != 0).sum())
-
-    def good_outputs(self):
-        """(n_ok, k) outputs of the rows that succeeded."""
-        return self.outputs[self.ok]
-
-    def failures(self):
-        """Counter of failure reasons."""
-        return Counter(self.reasons[~self.ok].tolist())
-
-    def _export_outputs(self):
-        """(names, (n, k) values) of the outputs to export: the model's output names, the
-        values padded with NaN where every run failed and so none has outputs."""
-        names = self.output_names or tuple(f"y{j}" for j in range(self.outputs.shape[1]))
-        values = self.outputs
-        if values.shape[1] < len(names):
-            values = np.full((len(values), len(names)), np.nan)
-        return names, values
-
-    def columns(self):
-        """The column names of :meth:`to_csv`: inputs, outputs, ``status``, ``reason``."""
-        return (*self.inputs.names, *self._export_outputs()[0], "status", "reason")
-
-    def to_csv(self, path):
-        """Write one row per run: inputs, outputs (empty where a run failed), status and
-        reason, under a header of their names."""
-        import csv
-
-        with open(path, "w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(self.columns())
-            values = self._export_outputs()[1]
-            for x, y, s, r in zip(self.inputs.values, values, self.status, self.reasons):
-                writer.writerow([*map(repr, x.tolist()),
-                                 *("" if v != v else repr(v) for v in y.tolist()), int(s), r])
-
-    def to_dataframe(self):
-        """The runs as a pandas DataFrame, columns as :meth:`to_csv` (pandas is optional)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_dataframe needs pandas (pip install pandas); to_csv does "
-                              "not") from None
-        out_names, values = self._export_outputs()
-        frame = pd.DataFrame(self.inputs.values, columns=list(self.inputs.names))
-        for j, name in enumerate(out_names):
-            frame[name] = values[:, j]
-        frame["status"], frame["reason"] = self.status, self.reasons
-        return frame
-
-    def summary(self):
-        n = len(self.status)
-        lines = [f"{n} runs: {n - self.n_failed} ok, {self.n_failed} failed; "
-                 f"{self.computed} computed now, {self.loaded} loaded from the store; "
-                 f"{self.seconds:.1f} s"]
-        failures = self.failures().most_common()
-        for reason, count in failures[:SUMMARY_REASONS]:
-            lines.append(f"  {count} x {reason}")
-        if len(failures) > SUMMARY_REASONS:
-            rest = sum(count for _, count in failures[SUMMARY_REASONS:])
-            others = len(failures) - SUMMARY_REASONS
-            lines.append(f"  ... and {rest} more failed runs with {others} other reasons (see "
-                         "reasons, or to_csv)")
-        if self.rows_rerun:
-            first = self.batch_errors.most_common(1)[0][0]
-            lines.append(f"  {self.rows_rerun} rows re-run one by one after "
-                         f"{sum(self.batch_errors.values())} batch calls raised (most often: "
-                         f"{first})")
-        return "\n".join(lines)
 
 
 def default_chunk_size(n, workers=1):
@@ -340,7 +224,9 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
     if reserved:
         raise ValueError(f"settings may not set {sorted(reserved)}: propagate records them itself")
     manifest = {**(settings or {}), "model": describe_model(model), "chunk_size": run.chunk_size}
-    metadata = {"input_names": list(samples.names),
+    # the names of the stored inputs' columns: the model's order where it declares one
+    # (propagate reorders the samples' columns, or takes a subset, by those names)
+    metadata = {"input_names": list(getattr(model, "input_names", None) or samples.names),
                 "output_names": list(getattr(model, "output_names", ())),
                 "samples": samples.origin}
     with StudyStore(store, manifest, metadata) as st:
@@ -364,6 +250,7 @@ class _Run:
         self.held = []  # finished chunks not saved yet (see _finish)
         # the one error that every row computed so far raised; False once a row did not
         self.systematic = None
+        self.width = None  # the number of outputs of the first successful runs
         self.probes = set()
         self.rows_rerun, self.batch_errors = 0, Counter()
         self.reporting = False  # whether the chunks come back with call_reporting's report
@@ -400,6 +287,7 @@ class _Run:
             self.parts[i] = part
             if part.ok.any():  # the model works here: a rerun's errors are the rows' own
                 self.systematic = False
+                self.width = self.width or part.values.shape[1]
             retry = np.union1d([] if truncated else
                                np.flatnonzero(_retry_mask(part.status[:m], retry_failed)),
                                new).astype(np.int64)
@@ -520,7 +408,25 @@ class _Run:
                 "Rerun to resume; if a worker died, the machine may be short of memory, or the "
                 "model may crash its process (executor='serial' shows where)") from exc
 
+    def _same_width(self, out):
+        """``out`` with its successful rows failed where they give another number of outputs
+        than the first successful runs did: the study ran to its end before, then could not
+        stack its chunks, and every rerun of the store failed the same way."""
+        ok = out.status == 0
+        if not ok.any():
+            return out
+        width = out.values.shape[1]
+        self.width = self.width or width
+        if width == self.width:
+            return out
+        reason = f"the model returned {width} outputs where its first runs returned {self.width}"
+        return ModelOutput(np.full((len(ok), self.width), np.nan),
+                           np.where(ok, RAISED, out.status),
+                           np.where(ok, reason, out.reasons).astype(str), out.batch_error,
+                           out.rows_rerun, out.seconds, out.traceback)
+
     def _finish(self, i, out):
+        out = self._same_width(out)
         rows = self.todo.pop(i)
         self.computed += len(out.status)
         if self.cost_key is not None:

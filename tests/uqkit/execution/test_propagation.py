@@ -9,6 +9,7 @@ from uqkit import propagate, sample
 from uqkit.inputs import RandomInputs
 from uqkit.execution.model import RAISED
 from uqkit.execution.store import StoreMismatchError, load_dataset
+from uqkit.execution.propagation import PropagationError
 
 
 class Linear:
@@ -216,3 +217,104 @@ def test_a_progress_label_names_the_bar(capsys):
         propagate(lambda x: x.sum(1), X, executor="serial", progress=progress)
         err = capsys.readouterr().err
         assert label in err and "3/3" in err
+
+
+# -- the audit's silent wrong numbers in what models return ---------------------------------------
+
+class _Named:
+    """A two-output model of known answers; ``answer`` makes its return value."""
+
+    output_names = ("p", "q")
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def __call__(self, X):
+        return self.answer(X)
+
+
+def test_a_dataframe_or_dict_of_outputs_is_read_by_name():
+    """A DataFrame of columns q, p was read by position: p got q's values."""
+    pd = pytest.importorskip("pandas")
+    X = np.arange(6.0).reshape(3, 2)
+    for answer in (lambda X: pd.DataFrame({"q": X[:, 1], "p": X[:, 0]}),
+                   lambda X: {"q": X[:, 1], "p": X[:, 0]}):
+        res = propagate(_Named(answer), X, executor="serial", progress=False)
+        np.testing.assert_array_equal(res.outputs, X)
+    with pytest.raises(PropagationError, match=r"outputs \['p'\] but its output_names are "
+                                               r"\('p', 'q'\): \['q'\] missing"):
+        propagate(_Named(lambda X: {"p": X[:, 0]}), X, executor="serial", progress=False)
+
+
+def test_a_tuple_of_two_outputs_is_not_taken_for_outputs_and_status():
+    """return y1, y2 read y2 as the status, cut to integers: rows failed or passed by its
+    value, and the second output was lost."""
+    with pytest.raises(PropagationError, match=r"second item \(of dtype float64\) is read as "
+                                               r"the runs' status.*np.column_stack"):
+        propagate(lambda X: (10 * X[:, 0], X[:, 1] / 4), np.ones((3, 2)), executor="serial",
+                  progress=False)
+
+
+def test_outputs_of_another_width_than_the_output_names_fail_by_name():
+    """One column for two output_names: every row ok, and the CSV wrote blanks."""
+    with pytest.raises(PropagationError, match="the model returned 1 outputs for its 2 "
+                                               "output_names"):
+        propagate(_Named(lambda X: X[:, 0]), np.ones((4, 2)), executor="serial",
+                  progress=False)
+    # a row-dependent width fails those rows alone
+    res = propagate(_Named(lambda X: X if X[0, 0] < 2 else X[:, :1]),
+                    np.column_stack([np.arange(4.0), np.ones(4)]), executor="serial",
+                    chunk_size=1, progress=False)
+    assert res.ok.tolist() == [True, True, False, False] and res.outputs.shape == (4, 2)
+
+
+def _width_by_row(X):
+    return X[:, :1] if X[0, 0] < 2 else X
+
+
+def test_chunks_of_another_width_fail_rather_than_the_whole_study_at_its_end(tmp_path):
+    """Every chunk was computed and saved, then stacking them raised, and so did every rerun
+    of the store."""
+    X = np.column_stack([np.arange(4.0), np.ones(4)])
+    res = propagate(_width_by_row, X, executor="serial", chunk_size=1, progress=False,
+                    store=tmp_path / "s")
+    assert res.ok.tolist() == [True, True, False, False] and res.outputs.shape == (4, 1)
+    assert "returned 2 outputs where its first runs returned 1" in \
+        res.failures().most_common(1)[0][0]
+    again = propagate(_width_by_row, X, executor="serial", chunk_size=1, progress=False,
+                      store=tmp_path / "s", retry_failed="none")
+    np.testing.assert_array_equal(again.outputs, res.outputs)
+
+
+def test_a_store_names_its_input_columns_in_the_models_order(tmp_path):
+    """The store holds the columns the model took (b, a) but named them as the samples (a, b)."""
+    from uqkit.execution.store import load_dataset
+    from uqkit.inputs.sampling import Samples
+
+    class Reversed:
+        input_names = ("b", "a")
+
+        def __call__(self, X):
+            return X[:, :1]
+
+    propagate(Reversed(), Samples(np.array([[1.0, 2.0]]), ("a", "b")), executor="serial",
+              progress=False, store=tmp_path / "s")
+    data = load_dataset(tmp_path / "s")
+    row = dict(zip(data["input_names"], data["inputs"][0]))
+    assert row == {"a": 1.0, "b": 2.0}
+
+
+def test_exports_refuse_output_names_that_clash_with_the_input_columns(tmp_path):
+    """An output named like an input overwrote the input's column in to_dataframe."""
+    from uqkit.inputs.sampling import Samples
+
+    class Clash:
+        output_names = ("a",)
+
+        def __call__(self, X):
+            return 10 * X[:, :1]
+
+    res = propagate(Clash(), Samples(np.array([[1.0, 2.0]]), ("a", "b")), executor="serial",
+                    progress=False)
+    with pytest.raises(ValueError, match=r"output names \['a'\] are also input names"):
+        res.to_csv(tmp_path / "runs.csv")
