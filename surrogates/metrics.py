@@ -6,6 +6,8 @@ Arrays are (n,) or (n, k); per-output metrics return (k,) arrays for 2-D input.
 >>> float(r2([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
 1.0
 """
+import warnings
+
 import numpy as np
 from scipy import special, stats
 
@@ -51,17 +53,22 @@ def _variance(var, shape, positive=True):
 
 
 def r2(y, pred):
-    """Coefficient of determination 1 - SS_res / SS_tot, per output.
+    """Coefficient of determination 1 - SS_res / SS_tot, per output; NaN, with a warning,
+    for an output whose y is constant (R^2 is undefined there).
 
     Raises:
-        ValueError: y is constant (in some output), where R^2 is undefined.
+        ValueError: a 1-D y is constant.
     """
     y, p = _pair(y, pred)
     total = ((y - y.mean(0)) ** 2).sum(0)
-    if np.any(total == 0):
-        which = "" if y.ndim == 1 else f" in output {int(np.argmax(np.ravel(total) == 0))}"
-        raise ValueError(f"y is constant{which}: R^2 is undefined")
-    return 1.0 - ((y - p) ** 2).sum(0) / total
+    constant = np.ravel(total == 0)
+    if constant.any():
+        if y.ndim == 1:
+            raise ValueError("y is constant: R^2 is undefined")
+        warnings.warn(f"y is constant in output(s) {np.flatnonzero(constant).tolist()}: their "
+                      "R^2 is undefined (NaN)", RuntimeWarning, stacklevel=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total == 0, np.nan, 1.0 - ((y - p) ** 2).sum(0) / total)
 
 
 def rmse(y, pred):

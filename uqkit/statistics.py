@@ -44,10 +44,10 @@ def quantile_interval(y_sorted, q, level=0.95):
 
     A bound that would need an order statistic beyond the sample is NaN: the sample is too
     small to bound that quantile at this level. (Below the first one, the sample's minimum
-    bounds a low quantile from above with certainty.)
+    bounds a low quantile from above with certainty; the maximum bounds q = 1 from below.)
 
-    >>> quantile_interval(np.arange(1.0, 11.0), 0.0)
-    (nan, 1.0)
+    >>> quantile_interval(np.arange(1.0, 11.0), 0.0), quantile_interval(np.arange(1.0, 11.0), 1.0)
+    ((nan, 1.0), (10.0, nan))
     """
     level = _check_level(level)
     q = _scalar(q, "q")
@@ -63,8 +63,9 @@ def quantile_interval(y_sorted, q, level=0.95):
     half = z * np.sqrt(n * q * (1 - q))
     lo = int(np.ceil(n * q - half)) - 1  # 0-based index of the j-th order statistic
     hi = max(int(np.ceil(n * q + half)) - 1, 0)
+    # q = 1: the sample's maximum bounds the distribution's from below only
     return (float(y_sorted[lo]) if lo >= 0 else float("nan"),
-            float(y_sorted[hi]) if hi <= n - 1 else float("nan"))
+            float(y_sorted[hi]) if hi <= n - 1 and q < 1 else float("nan"))
 
 
 def bootstrap_se(y, statistic, n_boot=200, seed=0, max_points=100_000):

@@ -221,5 +221,8 @@ def test_variances_intervals_and_levels_are_checked():
     with pytest.raises(ValueError, match=r"levels must be probabilities in \(0, 1\), got "
                                          r"\[50.0, 90.0\]"):
         M.regression_calibration_error(y, m, 1.0, levels=[50, 90])
-    with pytest.raises(ValueError, match="y is constant in output 1: R"):
-        M.r2(np.column_stack([np.arange(3.0), np.ones(3)]), np.zeros((3, 2)))
+    with pytest.warns(RuntimeWarning, match=r"constant in output\(s\) \[1\]"):
+        both = M.r2(np.column_stack([np.arange(3.0), np.ones(3)]), np.zeros((3, 2)))
+    assert both[0] == pytest.approx(1 - 5 / 2) and np.isnan(both[1])
+    with pytest.raises(ValueError, match="y is constant: R"):
+        M.r2(np.ones(3), np.zeros(3))

@@ -249,11 +249,22 @@ class _Evaluator:
 
             store = None if self.store is None else \
                 os.path.join(os.fspath(self.store), f"batch-{self.batches:05d}")
-            # a batch of runs that all fail is likelihood zero there, not a broken model
+            # a batch whose runs all fail is likelihood zero there, not a broken model (a
+            # model failing on most of the prior), unless it is the first and they all fail
+            # with one and the same error
             res = propagate_batch(self.model, Samples(X, self.prior.names), self._runner.pool,
                                   store=store, progress=self.progress,
                                   model_key=self._runner.model_key, stop_systematic=False)
             mean, var = res.outputs, None
+            if not res.ok.any():  # runs that raised have no outputs at all
+                reasons = res.failures().most_common()
+                if self.batches == 0 and len(reasons) == 1:
+                    from ..execution.propagation import PropagationError
+
+                    raise PropagationError(
+                        f"every one of the {len(X)} runs of the calibration's first batch "
+                        f"failed with the same error: {reasons[0][0]}")
+                mean = np.full((len(X), k), np.nan)
         self.batches += 1
         if mean.shape[1] != k:
             raise ValueError(f"the model gives {mean.shape[1]} outputs but observed has {k} "

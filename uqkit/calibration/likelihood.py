@@ -37,7 +37,8 @@ def gaussian_log_likelihood(Y, F, noise_var, model_var=None):
     """Log-likelihood of the measurements for each of n model runs.
 
     Args:
-        Y: (m, k) measurements ((k,): one measurement).
+        Y: (m, k) measurements ((k,): one measurement; (m,) for k = 1 outputs: m
+            measurements).
         F: (n, k) model outputs ((k,): one run) (NaN rows: failed runs, log-likelihood -inf).
         noise_var: measurement noise variances, broadcastable to (n, k): (k,), or (n, 1)
             when the noise is a sampled parameter.
@@ -46,8 +47,10 @@ def gaussian_log_likelihood(Y, F, noise_var, model_var=None):
     Returns:
         (n,) log-likelihoods.
     """
-    Y = np.atleast_2d(np.asarray(Y, dtype=float))
+    Y = np.asarray(Y, dtype=float)
     F = np.atleast_2d(np.asarray(F, dtype=float))
+    if Y.ndim == 1:  # one measurement of k outputs, or (k = 1) m measurements of one
+        Y = Y[:, None] if F.shape[1] == 1 else Y[None, :]
     if Y.ndim != 2 or F.ndim != 2 or Y.shape[1] != F.shape[1]:
         raise ValueError(f"Y must be (m, k) measurements and F (n, k) outputs of the same k; "
                          f"got Y {Y.shape} and F {F.shape} (one measurement of k outputs: "

@@ -111,10 +111,14 @@ def by_name(raw, output_names):
     Raises:
         ValueError: the table lacks a name of ``output_names``, or has no names to go by.
     """
+    if isinstance(raw, tuple) and raw:  # (outputs, status[, reasons])
+        return (by_name(raw[0], output_names), *raw[1:])
     columns = list(raw.columns) if hasattr(raw, "columns") else list(raw) \
         if isinstance(raw, dict) else None
     if columns is None:
         return raw
+    if hasattr(raw, "columns") and not all(isinstance(c, str) for c in columns):
+        return np.asarray(raw, dtype=float)  # unnamed columns (0, 1, ...): by position
     if not output_names:
         if isinstance(raw, dict):
             raise ValueError(f"the model returned a dict of outputs {columns} but has no "
@@ -143,11 +147,13 @@ def normalise_output(raw, n, k=None):
                              f"reasons); got a tuple of {len(raw)}")
         raw, status, *rest = raw
         reasons = rest[0] if rest else None
-        kind = np.asarray(status).dtype.kind
-        if kind not in "iub":
+        codes = np.asarray(status)
+        if codes.dtype.kind not in "iub" and not (
+                codes.dtype.kind == "f" and np.isfinite(codes).all()
+                and np.array_equal(codes, np.round(codes))):
             raise ValueError(f"the model returned a tuple whose second item (of dtype "
-                             f"{np.asarray(status).dtype}) is read as the runs' status, which "
-                             "is integer codes (0 = ok); for two outputs return "
+                             f"{codes.dtype}, not whole numbers) is read as the runs' status, "
+                             "which is integer codes (0 = ok); for two outputs return "
                              "np.column_stack([y1, y2])")
     values = np.asarray(raw)
     if np.iscomplexobj(values):  # float() would drop the imaginary part without a word

@@ -28,7 +28,7 @@ from .loaded_code import call_reporting, take_report
 from .placement import (chunk_rows, record_cost, record_in_process, runs_in_process,
                         single_threaded)
 from .result import SUMMARY_REASONS, PropagationResult  # noqa: F401 - importable from here
-from .store import StudyStore
+from .store import StudyStore, describe_differences
 
 __all__ = ["RETRY", "SYSTEMATIC_ROWS", "PropagationError", "PropagationInterrupted",
            "default_chunk_size", "default_workers", "propagate", "propagate_batch"]
@@ -270,11 +270,14 @@ class _Run:
             X, stored = self.X[self.rows(i)], data["inputs"]
             m = min(len(X), len(stored))
             if int(data["start"]) != self.starts[i] or not np.array_equal(stored[:m], X[:m]):
+                before, now = st.stored_metadata.get("samples"), st.metadata.get("samples")
+                what = describe_differences(before, now) if isinstance(before, dict) and \
+                    isinstance(now, dict) and before != now else \
+                    "another seed or rule, or another n with lhs, sobol or halton"
                 raise ValueError(
                     f"chunk {i} (rows {self.starts[i]}-{self.starts[i] + len(X) - 1}) in "
                     f"{self.store!r} holds other inputs than this run: the store was made with "
-                    "other samples (another seed or rule, or another n with lhs, sobol or "
-                    "halton); use another store or the same samples")
+                    f"other samples ({what}); use another store or the same samples")
             seconds = float(data["seconds"]) * m / len(stored) if "seconds" in data else 0.0
             part = ModelOutput(data["outputs"][:m], data["status"][:m], data["reasons"][:m],
                                seconds=seconds)

@@ -94,10 +94,10 @@ class PropagationResult:
         reason, under a header of their names."""
         import csv
 
+        columns, values = self.columns(), self._export_outputs()[1]  # refused before writing
         with open(path, "w", newline="") as fh:
             writer = csv.writer(fh)
-            writer.writerow(self.columns())
-            values = self._export_outputs()[1]
+            writer.writerow(columns)
             for x, y, s, r in zip(self.inputs.values, values, self.status, self.reasons):
                 writer.writerow([*map(repr, x.tolist()),
                                  *("" if v != v else repr(v) for v in y.tolist()), int(s), r])

@@ -227,10 +227,12 @@ class StudyStore:
 
     def _open(self):
         manifest = os.path.join(self.directory, "manifest.json")
+        self.stored_metadata = self.metadata
         if os.path.exists(manifest):
             old = _read_manifest(manifest)
             if not isinstance(old, dict) or old.get("format") != FORMAT:
                 raise StoreMismatchError(f"{manifest} is not a uqkit store")
+            self.stored_metadata = old.get("metadata") or {}
             if old.get("version") != VERSION:
                 raise StoreMismatchError(
                     f"{self.directory!r} holds a store of format {old.get('version')} from an "

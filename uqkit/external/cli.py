@@ -79,6 +79,11 @@ def _run(args):
         where = f"{config.path}: [sampling]" + (f" (with {' and '.join(given)} from the "
                                                 "command line)" if given else "")
         raise UsageError(f"uqkit run: {where} {exc}") from None
+    clash = [name for name in config.model.output_names
+             if name in (*config.inputs.names, "status", "reason")]
+    if clash:  # runs.csv could not hold them: refused before any run
+        raise UsageError(f"uqkit run: {config.path}: output names {clash} are also input names "
+                         "or 'status' / 'reason' (columns of runs.csv): rename them")
     execution = {"workers": args.workers, "dask": args.dask, "progress": not args.no_progress}
     res = propagate(config.model, samples, store=out / "store",
                     settings={"seed": sampling["seed"], "rule": sampling["rule"]}, **execution)
@@ -87,14 +92,14 @@ def _run(args):
     write_json(out / "summary.json", summary, finite=True)
     print(res.summary())
     _print_statistics(summary)
+    if res.n_failed:  # before the analyses, which may stop on the failures themselves
+        print(f"uqkit run: warning: {res.n_failed} of {len(res.status)} runs failed (reasons "
+              f"in {out / 'runs.csv'}); the statistics are over the runs that succeeded, "
+              "which is biased if failures depend on the inputs", file=sys.stderr)
     if config.sobol is not None:
         _sobol(config, out, execution)
     if config.failure is not None:
         _failure(config, out, execution)
-    if res.n_failed:
-        print(f"uqkit run: warning: {res.n_failed} of {len(res.status)} runs failed (reasons "
-              f"in {out / 'runs.csv'}); the statistics are over the runs that succeeded, "
-              "which is biased if failures depend on the inputs", file=sys.stderr)
     return 0
 
 

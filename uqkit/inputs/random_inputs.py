@@ -33,7 +33,7 @@ REFUSED_COPULAS = {
     "t": ("the t copula is not available: chaospy's TCopula applies the correlation's "
           "Cholesky factor to independent t variables, which is no multivariate t, so every "
           "input after the first gets a wrong marginal (a normal input's std 1.019 for 1 at "
-          "correlation 0.8, P(x > 3) 34% low); use nataf (Gaussian) or clayton"),
+          "correlation 0.8, P(x > 3) a third or more low); use nataf (Gaussian) or clayton"),
 }
 #: Probability mass allowed outside user bounds.
 BOUND_TOLERANCE = 1e-9
@@ -69,7 +69,6 @@ class RandomInputs:
                 marginals = list(joint)
         self._marginals = None if marginals is None else [
             m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in marginals]
-        self._std = None
         for name, bound in self.bounds.items():
             self._check_bound(name, bound)
 
@@ -175,9 +174,7 @@ class RandomInputs:
         ``sqrt(m2 - m1^2)``, or where that cancels the variance of the marginal's
         recurrence (:func:`_std`): ``m2 - m1^2`` alone gave 1.414 for normal(1e8, 1)'s std
         of 1."""
-        if self._std is None:
-            self._std = np.array([_std(self.marginal(n)) for n in self.names])
-        return self._std.copy()
+        return np.array([_std(self.marginal(n)) for n in self.names])
 
     def summary(self):
         """A readable table: name, distribution, mean, std, 1% and 99% quantiles, bounds."""
@@ -245,9 +242,9 @@ def _std(dist):
     """``dist``'s standard deviation: ``sqrt(m2 - m1^2)``, or where that cancels (a variance
     below :data:`CANCELLATION` of ``m2``) the square root of the first coefficient of
     chaospy's three-term recurrence (its variance, analytic where chaospy knows it), taken
-    only if its mean agrees with ``m1``: chaospy's recurrence of a derived distribution can
-    be wrong (``Uniform(0, 1) ** 2``: a mean of 0.020 for 1/3); inf where the second moment
-    does not exist."""
+    only if it agrees with the moments to their rounding: chaospy's recurrence can be wrong
+    (``Uniform(0, 1) ** 2``: a mean of 0.020 for 1/3; a truncated normal: the untruncated
+    sigma); inf where the second moment does not exist."""
     import warnings
 
     m1, m2 = _moment(dist, 1), _moment(dist, 2)
@@ -263,7 +260,11 @@ def _std(dist):
         mean, recurred = float(np.ravel(coefficients[0])[0]), float(np.ravel(coefficients[1])[1])
     except Exception:  # noqa: BLE001 - no recurrence (chaospy raises its own): the moments
         return float(np.sqrt(variance))
-    if np.isfinite(recurred) and recurred >= 0 and abs(mean - m1) <= 1e-12 * abs(m1) + 1e-300:
+    # taken only where it agrees with the moments to their own rounding: chaospy's recurrence
+    # of a truncated normal gives the untruncated sigma (1 for 0.54 on [999, 1001])
+    consistent = abs(mean - m1) <= 1e-12 * abs(m1) and \
+        abs(m1 ** 2 + recurred - m2) <= 16 * np.finfo(float).eps * abs(m2)
+    if np.isfinite(recurred) and recurred >= 0 and consistent:
         return float(np.sqrt(recurred))
     return float(np.sqrt(variance))
 

@@ -277,10 +277,17 @@ def test_emcee_walkers_start_where_the_model_works():
 
 
 def test_emcee_refuses_when_no_walker_start_works():
-    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
-    with pytest.raises(RuntimeError, match="found no start where the model works"):
-        calibrate(lambda X: np.full_like(X, np.nan), prior, [1.6], 0.2, executor="serial",
-                  method="emcee", steps=10)
+    from uqkit.calibration.inference import START_TRIES, _emcee_start
+
+    calls = []
+
+    def log_prob(u):
+        calls.append(len(u))
+        return [(-np.inf if row[0] > -3 else 0.0, 1.0) for row in u]
+
+    with pytest.raises(RuntimeError, match="8 of 8 walkers found no start where the model"):
+        _emcee_start(log_prob, 8, 1, np.random.default_rng(0))
+    assert len(calls) == START_TRIES
 
 
 def test_a_surrogates_nan_variance_is_a_failed_run_said_so():
@@ -335,3 +342,33 @@ def test_emcee_says_when_it_keeps_fewer_draws_than_asked():
         post = calibrate(lambda X: X, prior, [0.0], 1.0, n_samples=4000, executor="serial",
                          method="emcee", steps=100)
     assert len(post.samples) == 1600
+
+
+def _raises_above(X):
+    if (X[:, 0] > 0.5).any():
+        raise ValueError("no solution above 0.5")
+    return 2 * X
+
+
+@pytest.mark.parametrize("method, options", [("tmcmc", {}), ("emcee", {"steps": 300})])
+def test_a_model_that_raises_where_it_fails_is_calibrated(method, options):
+    """A batch whose runs all raised has no outputs at all: the calibration crashed ("the
+    model gives 0 outputs") once all-failing batches went on."""
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    with pytest.warns(UserWarning, match="model runs failed"):
+        post = calibrate(_raises_above, prior, [1.6], 0.2, n_samples=1000, seed=0,
+                         executor="serial", method=method, **options)
+    assert post.samples.max() <= 0.5 and abs(post.mean()[0] - 0.4708) < 0.02
+
+
+def _always_raises(X):
+    raise NameError("name 'stiffness' is not defined")
+
+
+def test_a_broken_model_stops_at_its_first_batch_with_its_own_error():
+    from uqkit.execution.propagation import PropagationError
+
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    with pytest.raises(PropagationError, match="first batch failed with the same error: "
+                                               "raised NameError: .*stiffness"):
+        calibrate(_always_raises, prior, [1.6], 0.2, n_samples=200, executor="serial")

@@ -45,3 +45,9 @@ def test_one_measurement_as_a_vector_is_one_measurement_of_k_outputs():
             pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match=r"got Y \(1, 3\) and F \(1, 2\)"):
         gaussian_log_likelihood([1.0, 2.0, 3.0], [[1.0, 2.0]], 0.01)
+
+
+def test_a_vector_of_measurements_of_one_output_is_m_measurements():
+    expected = stats.norm(1.5, 0.1).logpdf([1.6, 1.4]).sum()
+    assert gaussian_log_likelihood(np.array([1.6, 1.4]), [[1.5]], 0.01)[0] == \
+        __import__("pytest").approx(expected, rel=1e-12)

@@ -241,6 +241,13 @@ def test_a_dataframe_or_dict_of_outputs_is_read_by_name():
                    lambda X: {"q": X[:, 1], "p": X[:, 0]}):
         res = propagate(_Named(answer), X, executor="serial", progress=False)
         np.testing.assert_array_equal(res.outputs, X)
+    # with a status; and a DataFrame of unnamed columns (0, 1) by position
+    res = propagate(_Named(lambda X: (pd.DataFrame({"q": X[:, 1], "p": X[:, 0]}),
+                                      np.zeros(len(X), int))), X, executor="serial",
+                    progress=False)
+    np.testing.assert_array_equal(res.outputs, X)
+    res = propagate(_Named(lambda X: pd.DataFrame(X)), X, executor="serial", progress=False)
+    np.testing.assert_array_equal(res.outputs, X)
     with pytest.raises(PropagationError, match=r"outputs \['p'\] but its output_names are "
                                                r"\('p', 'q'\): \['q'\] missing"):
         propagate(_Named(lambda X: {"p": X[:, 0]}), X, executor="serial", progress=False)
@@ -249,8 +256,13 @@ def test_a_dataframe_or_dict_of_outputs_is_read_by_name():
 def test_a_tuple_of_two_outputs_is_not_taken_for_outputs_and_status():
     """return y1, y2 read y2 as the status, cut to integers: rows failed or passed by its
     value, and the second output was lost."""
-    with pytest.raises(PropagationError, match=r"second item \(of dtype float64\) is read as "
-                                               r"the runs' status.*np.column_stack"):
+    # a status of whole numbers as floats is a status
+    res = propagate(lambda X: (X[:, 0], np.where(X[:, 1] > 1, 1.0, 0.0)),
+                    np.array([[1.0, 0.0], [1.0, 2.0]]), executor="serial", progress=False)
+    assert res.ok.tolist() == [True, False]
+    with pytest.raises(PropagationError, match=r"second item \(of dtype float64, not whole "
+                                               r"numbers\) is read as the runs' status.*"
+                                               r"np.column_stack"):
         propagate(lambda X: (10 * X[:, 0], X[:, 1] / 4), np.ones((3, 2)), executor="serial",
                   progress=False)
 
@@ -318,3 +330,19 @@ def test_exports_refuse_output_names_that_clash_with_the_input_columns(tmp_path)
                     progress=False)
     with pytest.raises(ValueError, match=r"output names \['a'\] are also input names"):
         res.to_csv(tmp_path / "runs.csv")
+
+
+def test_a_store_of_other_samples_names_what_differs(tmp_path):
+    """Another distribution of an input was refused only as "another seed or rule"."""
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)"})
+    other = RandomInputs.from_spec({"a": "normal(0, 2)"})
+    propagate(_identity, sample(inputs, 8, seed=1), executor="serial", progress=False,
+              store=tmp_path / "s")
+    with pytest.raises(ValueError, match=r"other samples \(inputs.*Normal\(mu=0.0, sigma=1.0\)"
+                                         r".*Normal\(mu=0.0, sigma=2.0\)"):
+        propagate(_identity, sample(other, 8, seed=1), executor="serial", progress=False,
+                  store=tmp_path / "s")
+
+
+def _identity(X):
+    return X

@@ -156,3 +156,24 @@ def test_an_output_directory_of_other_samples_is_refused_in_one_line(tmp_path, c
     assert main(["run", str(config), "--out", out, "--n", "12", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "holds other inputs than this run" in err
+
+
+def test_failed_runs_are_reported_before_an_analysis_that_stops_on_them(tmp_path, capsys):
+    """The warning came after the [failure] analysis, which stopped on the same failures:
+    it was never printed."""
+    config = _study(tmp_path, GOOD,
+                    "awk 'BEGIN { if ({{ a }} > 2) exit 1; print \"y\", {{ a }} + {{ b }} "
+                    "* {{ c }} }'\necho z > out.csv; echo {{ b }} >> out.csv\n")
+    code = main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert "runs failed" in err and "biased" in err
+    assert err.index("runs failed") < err.index("the model returned NaN or failed")
+    assert code == 2
+
+
+def test_an_output_named_like_an_input_is_refused_before_any_run(tmp_path, capsys):
+    """It ran every run, then could not write runs.csv (left empty)."""
+    config = _study(tmp_path, GOOD.replace("[outputs.z]", "[outputs.a]"))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "output names ['a'] are also input names" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "store").exists()
