@@ -272,8 +272,8 @@ class _Run:
             if int(data["start"]) != self.starts[i] or not np.array_equal(stored[:m], X[:m]):
                 before, now = st.stored_metadata.get("samples"), st.metadata.get("samples")
                 what = describe_differences(before, now) if isinstance(before, dict) and \
-                    isinstance(now, dict) and before != now else \
-                    "another seed or rule, or another n with lhs, sobol or halton"
+                    isinstance(now, dict) and before != now else ""
+                what = what or "another seed or rule, or another n with lhs, sobol or halton"
                 raise ValueError(
                     f"chunk {i} (rows {self.starts[i]}-{self.starts[i] + len(X) - 1}) in "
                     f"{self.store!r} holds other inputs than this run: the store was made with "
