@@ -16,13 +16,18 @@ __all__ = ["r2", "rmse", "gaussian_nll", "crps_gaussian", "coverage",
            "expected_calibration_error"]
 
 
+def _first(mask):
+    """The index of the first True entry of ``mask``, a tuple of ints."""
+    return tuple(int(i) for i in np.argwhere(mask)[0])
+
+
 def _finite(name, value):
     """``value`` as a float array; a NaN or infinity is refused by name and first index (a
     failed run's NaN would otherwise count as a miss, or make the metric NaN)."""
     a = np.asarray(value, dtype=float)
     bad = ~np.isfinite(a)
     if bad.any():
-        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        first = _first(bad)
         raise ValueError(f"{name} holds {int(bad.sum())} non-finite value(s) of {a.size}, the "
                          f"first {float(a[first])!r} at index {first if a.ndim > 1 else first[0]}: "
                          "drop failed runs' rows first")
@@ -46,7 +51,7 @@ def _variance(var, shape, positive=True):
         raise ValueError(f"var of shape {v.shape} does not match y of shape {shape}") from None
     bad = (v <= 0) if positive else (v < 0)
     if bad.any():
-        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        first = _first(bad)
         raise ValueError(f"var must be {'positive' if positive else 'at least 0'}, got "
                          f"{float(v[first])!r} at index {first}")
     return v
@@ -102,7 +107,7 @@ def coverage(y, lower, upper):
     _, hi = _pair(y, upper, "upper")
     crossed = lo > hi
     if crossed.any():
-        first = tuple(int(i) for i in np.argwhere(crossed)[0])
+        first = _first(crossed)
         raise ValueError(f"lower > upper at index {first}: {float(lo[first])!r} > "
                          f"{float(hi[first])!r}")
     return ((y >= lo) & (y <= hi)).mean(0)

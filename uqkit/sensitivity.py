@@ -435,17 +435,13 @@ def _unwrapped(surrogate, X, inputs):
     """The fitted surrogate inside a uqkit model of one (:class:`uqkit.adapters.SurrogateModel`,
     which has no ``predict``: it failed with an AttributeError after a warning that it drew
     no functions), with the design's columns in its ``input_names`` order."""
+    from .execution.propagation import align_inputs
+    from .inputs.sampling import Samples
+
     inner = getattr(surrogate, "surrogate", None)
     if hasattr(surrogate, "predict") or inner is None or not hasattr(inner, "predict"):
         return surrogate, X
-    names = getattr(surrogate, "input_names", None)
-    if names is None:
-        return inner, X
-    missing = [name for name in names if name not in inputs.names]
-    if missing:
-        raise ValueError(f"the surrogate takes inputs {tuple(names)}, which the inputs "
-                         f"{inputs.names} lack: {missing}")
-    return inner, X[:, [inputs.names.index(name) for name in names]]
+    return inner, align_inputs(surrogate, Samples(X, inputs.names))[1]
 
 
 def _surrogate_outputs(surrogate, X, function_draws):

@@ -31,7 +31,8 @@ from .result import SUMMARY_REASONS, PropagationResult  # noqa: F401 - importabl
 from .store import StudyStore, describe_differences
 
 __all__ = ["RETRY", "SYSTEMATIC_ROWS", "PropagationError", "PropagationInterrupted",
-           "default_chunk_size", "default_workers", "propagate", "propagate_batch"]
+           "default_chunk_size", "default_workers", "align_inputs", "propagate",
+           "propagate_batch"]
 
 log = logging.getLogger("uqkit")
 
@@ -81,8 +82,15 @@ def default_workers(model):
     return max(1, cpu_count() // max(1, int(getattr(model, "cores_per_run", 1))))
 
 
-def _align(model, samples):
-    """The input array in the column order the model expects."""
+def align_inputs(model, samples):
+    """``(samples, X)``: the samples (an array becomes :class:`Samples` named by the model's
+    ``input_names`` or x0, x1, ...) and their values in the column order of the model's
+    ``input_names``, taken by name from named samples (a subset, reordered).
+
+    Raises:
+        ValueError: named samples lack an input the model needs, or an array has another
+            number of columns than its ``input_names``.
+    """
     if isinstance(samples, Samples):
         names = getattr(model, "input_names", None)
         if names is not None and tuple(names) != samples.names:
@@ -186,7 +194,7 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
     t0 = time.perf_counter()
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
-    samples, X = _align(model, samples)
+    samples, X = align_inputs(model, samples)
     n = len(X)
     if n < 1:
         raise ValueError("samples must hold at least one row")

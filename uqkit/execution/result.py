@@ -10,10 +10,21 @@ import numpy as np
 
 from ..inputs.sampling import Samples
 
-__all__ = ["SUMMARY_REASONS", "PropagationResult"]
+__all__ = ["SUMMARY_REASONS", "export_clashes", "PropagationResult"]
 
 #: Distinct failure reasons that :meth:`PropagationResult.summary` lists one by one.
 SUMMARY_REASONS = 10
+
+
+def export_clashes(input_names, output_names):
+    """The output names that an export of the runs (:meth:`PropagationResult.to_csv`,
+    ``to_dataframe``) cannot hold beside the inputs' columns and ``status`` / ``reason``.
+
+    >>> export_clashes(("a", "b"), ("a", "y", "status"))
+    ['a', 'status']
+    """
+    taken = {*input_names, "status", "reason"}
+    return [name for name in output_names if name in taken]
 
 
 @dataclass
@@ -78,8 +89,7 @@ class PropagationResult:
         if values.shape[1] != len(names):
             raise ValueError(f"{values.shape[1]} outputs but {len(names)} output names "
                              f"{tuple(names)}: the columns would be mislabelled")
-        taken = set(self.inputs.names) | {"status", "reason"}
-        clash = [name for name in names if name in taken]
+        clash = export_clashes(self.inputs.names, names)
         if clash:  # a DataFrame column of that name would be overwritten
             raise ValueError(f"output names {clash} are also input names or 'status' / "
                              "'reason': rename the model's outputs to export the runs")

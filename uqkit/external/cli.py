@@ -79,8 +79,9 @@ def _run(args):
         where = f"{config.path}: [sampling]" + (f" (with {' and '.join(given)} from the "
                                                 "command line)" if given else "")
         raise UsageError(f"uqkit run: {where} {exc}") from None
-    clash = [name for name in config.model.output_names
-             if name in (*config.inputs.names, "status", "reason")]
+    from ..execution.result import export_clashes
+
+    clash = export_clashes(config.inputs.names, config.model.output_names)
     if clash:  # runs.csv could not hold them: refused before any run
         raise UsageError(f"uqkit run: {config.path}: output names {clash} are also input names "
                          "or 'status' / 'reason' (columns of runs.csv): rename them")

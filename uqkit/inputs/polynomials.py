@@ -106,12 +106,14 @@ def total_degree_indices(d, order):
     return np.array(rows, dtype=int).reshape(len(rows), d)
 
 
-def _bounded(marginal):
-    """Whether chaospy gives ``marginal`` a bounded support: its CDF is exactly 0 and 1 at
-    the ends chaospy reports (an unbounded one's ends cut a tail of about 1e-16 or more)."""
+def _bounded_support(marginal):
+    """``(lower, upper)`` of ``marginal``'s support where chaospy gives it a bounded one (its
+    CDF exactly 0 and 1 at the ends chaospy reports; an unbounded one's ends cut a tail of
+    about 1e-16 or more), else None."""
     lower, upper = float(np.ravel(marginal.lower)[0]), float(np.ravel(marginal.upper)[0])
-    return (math.isfinite(lower) and math.isfinite(upper) and lower < upper
-            and float(marginal.cdf(lower)) == 0.0 and float(marginal.cdf(upper)) == 1.0)
+    bounded = (math.isfinite(lower) and math.isfinite(upper) and lower < upper
+               and float(marginal.cdf(lower)) == 0.0 and float(marginal.cdf(upper)) == 1.0)
+    return (lower, upper) if bounded else None
 
 
 def _probability_rule():
@@ -171,9 +173,10 @@ def marginal_recurrence(marginal, order):
     Gram matrix 5e-3 from the identity at order 5, 1.0 on [999, 1001]; indices 0.987 / 0.013
     for 0.264 / 0.736 without a warning), and it is wrong for some of chaospy's derived
     distributions (``Uniform(0, 1) ** 2``: a mean of 0.0137 for 1/3)."""
-    if not _bounded(marginal):
+    support = _bounded_support(marginal)
+    if support is None:
         return None
-    lower, upper = float(np.ravel(marginal.lower)[0]), float(np.ravel(marginal.upper)[0])
+    lower, upper = support
     s = 2.0 / (upper - lower)
     t = -1.0 - s * lower
     u, w = _probability_rule()
@@ -200,11 +203,9 @@ def input_germs(inputs, P, order):
     if getattr(inputs.joint, "stochastic_dependent", False) or not (
             isinstance(inputs.joint, chaospy.J) or inputs.dim == 1):
         return normal, [hermite_recurrence(order)] * inputs.dim, "rosenblatt-normal"
-    marginals = [inputs.joint] if inputs.dim == 1 and not isinstance(inputs.joint, chaospy.J) \
-        else [inputs.marginal(name) for name in inputs.names]
-    marginals = [m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in marginals]
     Z, recurrences, others = normal.copy(), [], []
-    for i, (name, marginal) in enumerate(zip(inputs.names, marginals)):
+    for i, name in enumerate(inputs.names):
+        marginal = inputs.marginal(name)  # a one-input joint comes unwrapped
         if isinstance(marginal, chaospy.Normal):
             recurrences.append(hermite_recurrence(order))
             continue

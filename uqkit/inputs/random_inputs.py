@@ -12,6 +12,7 @@ Example:
     (('x', 'y'), 2)
 """
 import re
+import warnings
 
 import chaospy
 import numpy as np
@@ -245,8 +246,6 @@ def _std(dist):
     only if it agrees with the moments to their rounding: chaospy's recurrence can be wrong
     (``Uniform(0, 1) ** 2``: a mean of 0.020 for 1/3; a truncated normal: the untruncated
     sigma); inf where the second moment does not exist."""
-    import warnings
-
     m1, m2 = _moment(dist, 1), _moment(dist, 2)
     if not np.isfinite(m2):
         return float("inf")
