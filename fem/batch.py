@@ -114,9 +114,11 @@ def solve_batch(params, p=100.0, nx=20, ny=10, mode="fast", edges="clamped", pro
     settings = solver_settings(mode, **solve_options)
     start = start_for(start, settings["paper"])
     probes = _default_probes(probe_frame) if probes is None else dict(probes)
-    # validate the shared settings now; each row's own size is checked against the probes in
-    # solve_row, which flags a row whose probe falls outside it
-    Membrane(p=p, nx=nx, ny=ny, edges=edges, probes={}, probe_frame=probe_frame)
+    # validate the shared settings now, relative probes with them (they hold for every row);
+    # each row's own size is checked against physical probes in solve_row, which flags a row
+    # whose probe falls outside it
+    Membrane(p=p, nx=nx, ny=ny, edges=edges,
+             probes=probes if probe_frame == "relative" else {}, probe_frame=probe_frame)
     for name, xy in probes.items():
         if len(xy) != 2 or not all(np.isfinite(float(v)) for v in xy):
             raise ValueError(f"probe {name} must be a finite (x, y) pair, got {xy!r}")

@@ -61,7 +61,9 @@ class MembraneResult:
     """Solution of one membrane problem.
 
     Attributes:
-        displacement: (nnode, 3) nodal (u, v, w) in length units; w < 0 is downward.
+        displacement: (nnode, 3) nodal (u, v, w) in length units; w < 0 is downward. NaN
+            where the solve failed (and so ``w``, ``grid``, the strains and stresses): the
+            last converged increment's probe deflections are in ``path_w``.
         coordinates: (nnode, 2) reference nodal coordinates (x, y).
         probes: name -> (x, y) of the probe points, in length units.
         probe_w: name -> w at that probe (interpolated with the element shape functions).
@@ -118,17 +120,19 @@ class MembraneResult:
         ue = self.displacement[t.conn]  # (nelem, 4, 3)
         dndxi = 0.25 * np.array([-1.0, 1.0, 1.0, -1.0]) * (2.0 / hx)
         dndeta = 0.25 * np.array([-1.0, -1.0, 1.0, 1.0]) * (2.0 / hy)
-        gx = np.einsum("a,eac->ec", dndxi, ue) + np.array([1.0, 0.0, 0.0])
-        gy = np.einsum("a,eac->ec", dndeta, ue) + np.array([0.0, 1.0, 0.0])
-        eps = np.stack([0.5 * ((gx * gx).sum(1) - 1.0), 0.5 * ((gy * gy).sum(1) - 1.0),
-                        (gx * gy).sum(1)], axis=1)
+        dx = np.einsum("a,eac->ec", dndxi, ue)  # (u_x, v_x, w_x) per element
+        dy = np.einsum("a,eac->ec", dndeta, ue)
+        # from the gradients, as fem.element does: (g . g - 1) / 2 cancels a small strain
+        eps = np.stack([dx[:, 0] + 0.5 * (dx * dx).sum(1), dy[:, 1] + 0.5 * (dy * dy).sum(1),
+                        dy[:, 0] + dx[:, 1] + (dx * dy).sum(1)], axis=1)
         c = m.E / (1.0 - m.nu ** 2)
         stress = np.stack([c * (eps[:, 0] + m.nu * eps[:, 1]), c * (m.nu * eps[:, 0] + eps[:, 1]),
                            c * 0.5 * (1.0 - m.nu) * eps[:, 2]], axis=1)
         return eps, stress
 
     def max_strain(self):
-        """The largest principal Green-Lagrange strain (absolute) at the element centres.
+        """The largest principal Green-Lagrange strain (absolute) at the element centres (NaN
+        where the solve failed).
 
         St. Venant-Kirchhoff is a small-strain material law: above about :data:`STRAIN_LIMIT`
         the answer is a solution of the model, not of a real membrane.
@@ -274,6 +278,8 @@ class Membrane:
         status, U, plam, pw, nincr, nit = _newton.solve_path(**system, **settings)
         seconds = time.perf_counter() - t0
         topo = self.topology
+        if status != _newton.OK:  # U is a partial load's state: not this load's answer
+            U = np.full_like(U, np.nan)
         return MembraneResult(
             membrane=self, displacement=U.reshape(-1, 3),
             coordinates=topo.coordinates(self.l, self.b),

@@ -25,6 +25,8 @@ def plot_deflection(result, ax=None, levels=20, cmap="viridis"):
         >>> len(ax.collections) > 0, ax.figure.axes[-1].get_ylabel()   # contours, colour bar
         (True, 'w (length units, downward < 0)')
     """
+    if not result.converged:
+        raise ValueError(f"no deflection to plot: the solve did not converge ({result.reason})")
     ax = _axes(ax, figsize=(7, 3.8))
     m = result.membrane
     x = np.linspace(0.0, m.l, m.nx + 1)

@@ -211,9 +211,10 @@ def markdown(study, r, strain):
               ("- Training (`--paper`): the paper's method and settings, mean-field VI by Adam "
                "(lr 0.005 x 0.75 every 100 epochs, batch 16, 200 ELBO samples, from a "
                "posterior std of 1e-5)." if study.paper else
-               "- Training (default): the MAP network of the paper's architecture, trained to "
-               f"convergence by full-batch L-BFGS ({study.max_iter} iterations at most, float64, "
-               "the noise precision learned with the weights), then the full-GGN linearised "
+               "- Training (default): the MAP network of the paper's architecture, trained "
+               f"by full-batch L-BFGS ({study.max_iter} iterations, float64, the noise "
+               "precision learned with the weights: on noise-free FE outputs it has no finite "
+               "optimum, so the iteration limit stops the fit), then the full-GGN linearised "
                "Laplace posterior about it (`BDL(inference=\"laplace\")`), its prior "
                "precision per parameter tensor and its noise per output set by the Laplace "
                "evidence (ablation below); the fits of one training size train as batched "

@@ -27,7 +27,7 @@ __all__ = ["bdl_settings", "fe_dataset", "fit_settings", "FEData", "fe_data", "T
 def bdl_settings(n, study, seed):
     """BDL constructor arguments for a training set of n rows.
 
-    Default: the MAP network trained to convergence by full-batch L-BFGS (float64, noise
+    Default: the MAP network trained by full-batch L-BFGS (float64, noise
     precision held at noise std 0.1 (standardised units) for the first half of the iterations,
     then learned; ``max_iter`` iterations in all) and the full-GGN linearised Laplace posterior
     about it (``inference="laplace"``), whose prior precision per parameter tensor and noise

@@ -111,7 +111,9 @@ class _BaseBDL(BaseEstimator):
             :mod:`surrogates.meanfield.batched` (hand-written gradients, ~4x faster per fit);
             other settings by the autograd trainer; ``trainer_`` says which.
             ``"laplace"``: the MAP network
-            trained to convergence by full-batch L-BFGS, with the noise precision learned, then
+            trained by full-batch L-BFGS for ``max_iter`` iterations at most, with the noise
+            precision learned (where the network can interpolate its data this has no finite
+            optimum, so ``max_iter`` is the stop and ``history_["converged"]`` is False), then
             the full-GGN linearised Laplace posterior about it
             (:mod:`surrogates.laplace.fit`); it uses ``hidden``, ``activation``, ``prior``,
             ``noise_std``, ``learn_noise``, ``noise_prior``, ``standardize``, ``seed``,

@@ -1,6 +1,6 @@
 """The linearised Laplace inference engine of the BDL estimators.
 
-The MAP network trained to convergence, then a Gaussian posterior about it from the full
+The MAP network trained by batched L-BFGS, then a Gaussian posterior about it from the full
 generalised Gauss-Newton matrix, its prior precision and noise from the evidence::
 
     lbfgs     batched L-BFGS (K networks, each its own line search)

@@ -1,4 +1,4 @@
-"""MAP training to convergence and the linearised Laplace posterior, for K networks at once.
+"""MAP training and the linearised Laplace posterior, for K networks at once.
 
 *MAP.* Each network k minimises its negative log joint per data point,
 
@@ -10,11 +10,20 @@
 (:class:`surrogates.stacked.StackedMLP`; shorter data sets are padded and masked). The noise
 precision tau (one per output) is held at ``1 / noise_std^2`` for the first half of the
 iterations, so that every output is fitted, and then learned with the weights, so the prior's
-pull weakens as the fit tightens. ``-log p(w)`` is the prior's negative log density up to a
-constant (:meth:`surrogates.priors.Prior.neg_log_density_grad`: each prior owns its math); a
-hierarchical prior's layer scale is integrated out (IG(alpha, beta) on the variance of a normal
-base gives ``(alpha + P_l / 2) log(beta + |w_l - loc|^2 / 2)`` per layer, on the scale of a
-Laplace base ``(alpha + P_l) log(beta + |w_l - loc|_1)``).
+pull weakens as the fit tightens. Where the network has the weights to interpolate its data (a
+few hundred points for the paper's 838 weights; noise-free FE outputs), the learned tau has no
+finite optimum: the objective falls without bound as the residuals shrink and tau grows. The
+fit then ends at ``max_iter``, which acts as early stopping (``converged`` records it; a
+``noise_prior`` bounds tau). Measured on ``sin(3 x0) + x1 x2`` with noise of std 0.05: no fit
+of 32 or 512 points converged by 8000 iterations, and a longer fit was not always a better one
+(512 points, test RMSE at 500, 2000 and 8000 iterations: 0.033, 0.043 and 0.078 under
+``normal(0, 1)``; 0.028, 0.026 and 0.022 under the hierarchical prior).
+
+``-log p(w)`` is the prior's negative log density up to a constant
+(:meth:`surrogates.priors.Prior.neg_log_density_grad`: each prior owns its math); a hierarchical
+prior's layer scale is integrated out (IG(alpha, beta) on the variance of a normal base gives
+``(alpha + P_l / 2) log(beta + |w_l - loc|^2 / 2)`` per layer, on the scale of a Laplace base
+``(alpha + P_l) log(beta + |w_l - loc|_1)``).
 
 *Laplace.* About the MAP weights w*, the posterior is approximated by ``N(w*, (G + D)^-1)``
 with G the generalised Gauss-Newton matrix ``sum_n J_n^T Lambda_n J_n`` (``J_n`` the network's

@@ -86,3 +86,16 @@ def test_batch_probes_are_checked_per_row():
     single = Membrane(3.0, 1.5, 0.0015, 210.0, 0.3, probes=probes).solve().probe_w["q"]
     assert res.converged.tolist() == [True, False] and res.w[0, 0] == single
     assert "lies outside" in res.reasons[1]
+
+
+def test_batch_relative_probes_are_checked_as_a_membrane_checks_them():
+    """A relative probe outside [0, 1]^2 was extrapolated by the shape functions: w = +5.89
+    for a membrane that bulges down by at most 2.47."""
+    with pytest.raises(ValueError, match=r"relative probe out=\(1.5, 0.5\) must lie in"):
+        solve_batch([[2.0, 1.0, 0.0015, 210.0, 0.3]], probes={"out": (1.5, 0.5)},
+                    probe_frame="relative")
+
+
+def test_batch_paper_mode_refuses_a_loose_tolerance_per_row():
+    res = solve_batch([[2.0, 1.0, 0.0015, 210e-6, 0.3]], p=1e-4, mode="paper", workers=1)
+    assert not res.converged[0] and "absolute tolerance" in res.reasons[0]

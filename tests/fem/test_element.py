@@ -92,3 +92,22 @@ def test_element_uniform_stretch_energy_matches_closed_form():
     energy = element_force_stiffness(ue, dndx, dndy, wgt, tab, c11, c12, c33, fe, ke, False)
     eps = a + a * a / 2
     assert energy == pytest.approx(0.5 * c11 * eps ** 2 * hx * hy, rel=1e-12)
+
+
+def test_a_small_strain_keeps_its_digits():
+    """u = a x with a = 1e-10: eps_x = a + a^2 / 2 and eps_y = gamma = 0, so the nodal forces
+    are ``(1 + a) c11 eps_x sum_g w dN/dx`` (x) and ``c12 eps_x sum_g w dN/dy`` (y), to
+    rounding. Computed as (g . g - 1) / 2 the strain lost six of its digits, and SI inputs (a
+    1 mm steel sheet under 100 Pa) never converged."""
+    hx, hy, a = 0.3, 0.2, 1e-10
+    dndx, dndy, wgt = gauss_derivatives(hx, hy)
+    c11, c12, c33 = 2.0, 0.6, 0.7
+    tab = stiffness_tables(dndx, dndy, wgt, c11, c12, c33)
+    ue = np.zeros(12)
+    ue[0::3] = a * np.array([0.0, hx, hx, 0.0])
+    fe, ke = np.empty(12), np.empty((12, 12))
+    element_force_stiffness(ue, dndx, dndy, wgt, tab, c11, c12, c33, fe, ke, False)
+    eps = a + a * a / 2
+    assert np.allclose(fe[0::3], (1 + a) * c11 * eps * (wgt @ dndx), rtol=1e-12, atol=0.0)
+    assert np.allclose(fe[1::3], c12 * eps * (wgt @ dndy), rtol=1e-12, atol=0.0)
+    assert not fe[2::3].any()

@@ -86,6 +86,35 @@ def test_non_convergence_is_flagged_not_silent():
     assert not res.converged
     assert "iteration limit" in res.reason
     assert all(math.isnan(v) for v in res.probe_w.values())
+    # the fields too: they held the last converged increment's state, here the unloaded one
+    # (w = 0 and no strain for a membrane that bulges by 2.5)
+    assert np.isnan(res.grid(2)).all() and math.isnan(res.max_strain())
+    assert np.isnan(res.stresses()).all() and np.isnan(res.displacement).all()
+    with pytest.raises(ValueError, match="did not converge"):
+        __import__("fem").plot_deflection(res)
+
+
+def test_si_units_and_tiny_strains_converge():
+    """A 1 mm steel sheet in SI units under 100 Pa (strains ~1e-6) converges, and its w scales
+    as p^(1/3) against 10 kPa, an ideal membrane's law (it failed: the strain lost its digits
+    and the residual stalled at 4e-9 of the load)."""
+    sheet = dict(l=2.0, b=1.0, t=0.001, E=210e9, nu=0.3)
+    res = [Membrane(**sheet, p=p).solve() for p in (100.0, 1e4)]
+    assert all(r.converged for r in res)
+    assert res[0].probe_w["p1"] / res[1].probe_w["p1"] == pytest.approx(0.01 ** (1 / 3),
+                                                                          rel=1e-3)
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e-2])
+def test_paper_mode_refuses_a_tolerance_the_load_could_pass_unconverged(scale):
+    """The paper's absolute tol 1e-4 against E and p scaled by 1e-6 "converged" in 0
+    iterations, 8.4% off (1e-2: 1.3e-5 off). Scaled by 0.1 it is fast mode's answer."""
+    res = Membrane(**{**PAPER_MEAN, "E": 210.0 * scale}, p=100.0 * scale).solve(mode="paper")
+    assert not res.converged and "absolute tolerance tol" in res.reason
+    assert all(math.isnan(v) for v in res.probe_w.values())
+    m = Membrane(**{**PAPER_MEAN, "E": 21.0}, p=10.0)
+    assert m.solve(mode="paper").probe_w["p1"] == pytest.approx(m.solve().probe_w["p1"],
+                                                                rel=1e-7)
 
 
 def test_strains_and_stresses(fast):

@@ -125,7 +125,10 @@ def _run_fe(args):
         print(f"uqkit fe: warning: the largest Green-Lagrange strain is {strain:.3g}, above the "
               f"{STRAIN_LIMIT:g} to which the St. Venant-Kirchhoff law holds: this is the "
               "model's answer, not a real membrane's", file=sys.stderr)
-    if args.plot:
+    if args.plot and not res.converged:
+        print(f"uqkit fe: no plot written to {args.plot!r}: the solve did not converge",
+              file=sys.stderr)
+    elif args.plot:
         _save_plot(res, args.plot)
     if args.json:
         out = {
