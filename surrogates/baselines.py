@@ -276,6 +276,7 @@ class GaussianProcess(_Regressor):
         from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
         X, y = self._fit_data(X, y)
+        self.y_shape_ = y.shape[1:]  # sklearn's GP predicts (n,) for a (n, 1) target
         self.xs_ = Standardizer().fit(X)
         kernel = ConstantKernel(1.0) * RBF(np.ones(X.shape[1]), (1e-2, 1e3)) + WhiteKernel(
             1e-3, (1e-10, 1e1))
@@ -308,6 +309,7 @@ class GaussianProcess(_Regressor):
         X = self._check_X(X)
         Z = self.xs_.transform(X)
         mean, sd = self.model_.predict(Z, return_std=True)
+        mean = mean.reshape((len(Z),) + self.y_shape_)  # a (n, 1) target: (n, 1), as fitted
         if mean.ndim == 2 and sd.ndim == 1:
             sd = sd[:, None]
         total = np.broadcast_to(sd ** 2, mean.shape)

@@ -41,7 +41,7 @@ import torch
 from torch import nn
 
 __all__ = ["LOG_2PI", "Prior", "NormalPrior", "LaplacePrior", "CauchyPrior", "DIRECT",
-           "HierarchicalPrior", "make_prior"]
+           "HierarchicalPrior", "ScaledPrior", "make_prior"]
 
 LOG_2PI = math.log(2.0 * math.pi)
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
@@ -459,6 +459,52 @@ class HierarchicalPrior(Prior):
         hyper = (f"point_mass={self.point_mass}" if self.point_mass is not None
                  else f"IG({self.alpha:g}, {self.beta:g})")
         return f"HierarchicalPrior({self.base}, loc={self.loc}, {hyper})"
+
+
+class ScaledPrior(Prior):
+    """The prior of weights w whose ``loc + sqrt(factor) (w - loc)`` have ``prior``: the same
+    family with its scale divided by ``sqrt(factor)``, so its precision times ``factor`` (a
+    hierarchical prior's variance scale: IG(alpha, beta / factor)). It is what
+    ``BDL(laplace_prior_scale=factor)`` means, for the MAP fit and the Laplace posterior alike.
+    Its log density drops the constant ``P / 2 log(factor)``.
+
+    >>> import torch
+    >>> w = torch.tensor([[0.3, -1.2]], dtype=torch.float64)
+    >>> pen, grad = ScaledPrior(NormalPrior(0.0, 1.0), 4.0).neg_log_density_grad(w)
+    >>> pen2, grad2 = NormalPrior(0.0, 0.5).neg_log_density_grad(w)
+    >>> bool(torch.allclose(grad, grad2)), bool(torch.allclose(pen - pen2, pen[:1] - pen2[:1]))
+    (True, True)
+    """
+
+    def __init__(self, prior, factor):
+        super().__init__()
+        if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
+            raise ValueError(f"a prior's scale factor must be a finite number > 0, got {factor!r}")
+        self.prior, self.factor = prior, float(factor)
+
+    @property
+    def location(self):
+        return self.prior.location
+
+    def _inner(self, w):
+        loc = self.prior.location
+        return loc + math.sqrt(self.factor) * (w - loc)
+
+    def check_laplace(self):
+        self.prior.check_laplace()
+
+    def describe(self):
+        return {**self.prior.describe(), "factor": self.factor}
+
+    def neg_log_density_grad(self, w, layers=None):
+        pen, grad = self.prior.neg_log_density_grad(self._inner(w), layers)
+        return pen, math.sqrt(self.factor) * grad
+
+    def laplace_precision(self, w, layers):
+        return self.factor * self.prior.laplace_precision(self._inner(w), layers)
+
+    def __repr__(self):
+        return f"ScaledPrior({self.prior!r}, factor={self.factor:g})"
 
 
 def make_prior(spec):

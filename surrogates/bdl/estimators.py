@@ -122,13 +122,14 @@ class _BaseBDL(BaseEstimator):
         max_iter: L-BFGS iterations of ``inference="laplace"`` (an integer >= 1).
         laplace_prior_scale: ``inference="laplace"``: ``"evidence"`` (default) multiplies the
             posterior's prior precision of each parameter tensor (each layer's weight matrix
-            and bias vector) by a factor and, with ``learn_noise``, sets each output's noise
-            precision, both to maximise the Laplace evidence on the training data (MacKay's
-            empirical Bayes; laplace-torch's post-hoc marginal-likelihood prior precision per
-            parameter tensor; :mod:`surrogates.laplace.evidence`). The MAP network is
-            unchanged, and so is the predictive mean. A number > 0 multiplies every prior
-            precision by it (1: the prior's own) and keeps the MAP noise. The factors used are
-            ``history_["prior_scale"]``.
+            and bias vector) by a factor and, with ``learn_noise`` and no ``noise_prior`` (the
+            MAP's noise honours one), sets each output's noise precision, both to maximise the
+            Laplace evidence on the training data (MacKay's empirical Bayes; laplace-torch's
+            post-hoc marginal-likelihood prior precision per parameter tensor;
+            :mod:`surrogates.laplace.evidence`). The MAP network is unchanged, and so is the
+            predictive mean. A number > 0 multiplies every prior precision by it, for the MAP
+            fit too (1: the prior's own; 4 on ``normal(0, 1)`` is ``normal(0, 0.5)``), and
+            keeps the MAP noise. The factors used are ``history_["prior_scale"]``.
     """
 
     _task = None

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 import torch
 
 from . import evidence
+from ..priors import ScaledPrior
 from .lbfgs import minimize
 
 __all__ = ["prior_key", "map_objective", "LaplacePosterior", "fit", "posterior",
@@ -239,8 +240,10 @@ def fit(net, xs, ys, task, priors, seeds, noise_std=0.1, learn_noise=True, noise
         max_iter, gtol: L-BFGS iteration limit and gradient tolerance per network.
         prior_scales: K entries (or None: all 1): ``"evidence"`` scales each parameter
             tensor's prior precision, and (with ``learn_noise``) sets each output's noise
-            precision, to maximise the Laplace evidence about the MAP weights
-            (:mod:`surrogates.laplace.evidence`); a number multiplies every prior precision by it.
+            precision (unless a ``noise_prior`` is given: the MAP's noise honours it), to
+            maximise the Laplace evidence about the MAP weights
+            (:mod:`surrogates.laplace.evidence`); a number multiplies every prior precision by
+            it, for the MAP fit as for the posterior (:class:`surrogates.priors.ScaledPrior`).
         device: the torch device of the fit and of the posteriors (float64 there too; the
             initial weights come from the CPU, so a seed starts alike on every device).
 
@@ -275,6 +278,9 @@ def _fit(net, xs, ys, task, priors, w0, noise_std, learn_noise, noise_prior, max
     K = len(xs)
     for p in priors:
         p.check_laplace()
+    # a numeric scale is the prior's own (the MAP's too); "evidence" tunes it about the MAP
+    priors = [_scaled(p, 1.0 if prior_scales is None else prior_scales[i])
+              for i, p in enumerate(priors)]
     X, mask = _pad(xs, torch.float64)
     P = net.n_params
     regression = task == "regression"
@@ -322,14 +328,22 @@ def _fit(net, xs, ys, task, priors, w0, noise_std, learn_noise, noise_prior, max
         res = minimize(fun, theta0, max_iter=max_iter, gtol=gtol, subsets=True)
     out = []
     for i in range(K):
-        scale = 1.0 if prior_scales is None else prior_scales[i]
+        scale = "evidence" if prior_scales is not None and prior_scales[i] == "evidence" else 1.0
         log_tau = res.x[i, P:] if regression else None
+        # a noise prior is honoured by the MAP's noise; the evidence step would drop it
         post = posterior(net, res.x[i, :P], xs[i], ys[i], task, priors[i], log_tau, scale,
-                         learn_noise)
+                         learn_noise and noise_prior is None)
+        if isinstance(priors[i], ScaledPrior):  # the factor it was fitted under
+            post.prior_scale = [priors[i].factor] * len(post.prior_scale)
         post.iterations, post.converged = int(res.iterations[i]), bool(res.converged[i])
         post.objective = float(res.f[i])
         out.append(post)
     return out
+
+
+def _scaled(prior, scale):
+    """``prior`` with its precision times a numeric ``scale`` (itself at 1 or ``"evidence"``)."""
+    return prior if isinstance(scale, str) or scale == 1 else ScaledPrior(prior, scale)
 
 
 def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=True):
@@ -342,7 +356,8 @@ def posterior(net, w, x, y, task, prior, log_tau=None, scale=1.0, learn_noise=Tr
         log_tau: (k,) the MAP's log noise precisions (regression).
         scale: ``"evidence"`` (:mod:`surrogates.laplace.evidence`: prior-precision factors per
             parameter tensor and, with ``learn_noise``, noise precisions that maximise the
-            Laplace evidence) or a number multiplying every prior precision (MAP noise kept).
+            Laplace evidence) or a number multiplying every prior precision (MAP noise kept):
+            exact only where w is the MAP under that precision (:func:`fit` fits it so).
 
     Returns:
         :class:`LaplacePosterior` (its ``map_log_tau`` is the MAP's noise).

@@ -130,3 +130,18 @@ def test_trains_and_predicts_on_cuda(prior):
     assert on_gpu.shape == on_cpu.shape == (80,)
     assert model.score(X, y) > 0.5 and abs(model.score(X, y) - cpu.score(X, y)) < 0.15
     assert np.corrcoef(on_gpu, on_cpu)[0, 1] > 0.95
+
+
+@pytest.mark.parametrize("estimator", [e for e in ESTIMATORS if not isinstance(e, BDLClassifier)],
+                         ids=lambda e: type(e).__name__)
+def test_predictions_are_shaped_like_the_training_target(estimator):
+    """A (n, 1) target predicts (n, 1), a (n,) one (n,). The GP predicted (n,) for (n, 1), so
+    ``y - predict(X)`` broadcast to (n, n): an RMSE by hand of 1.006 for 0.046."""
+    X, y = _data(40)
+    for target in (y, y[:, None]):
+        model = clone(estimator).fit(X, target)
+        assert model.predict(X[:7]).shape == (7,) + target.shape[1:]
+        if hasattr(model, "predict_distribution"):
+            pred = model.predict_distribution(X[:7])
+            assert pred.mean.shape == pred.epistemic_var.shape == (7,) + target.shape[1:]
+            assert pred.intervals[0.95][0].shape == (7,) + target.shape[1:]

@@ -33,7 +33,7 @@ from .identity import (_versions, describe_model, fingerprint, identity_key,  # 
                        source_digest)
 
 __all__ = ["RAISED", "RunContext", "call_model", "ModelOutput", "stack_values", "by_name",
-           "normalise_output", "evaluate"]
+           "check_output_names", "normalise_output", "evaluate"]
 
 #: Status of a row whose model call raised an exception or returned non-finite outputs.
 RAISED = -2
@@ -101,6 +101,23 @@ def stack_values(blocks, statuses, what="chunks"):
     k = widths.pop() if widths else max(b.shape[1] for b in blocks)
     return np.concatenate([b if b.shape[1] == k else np.full((len(b), k), np.nan)
                            for b in blocks])
+
+
+def check_output_names(names):
+    """``names`` as a tuple, or a ValueError naming those it holds twice: their columns would
+    share a name, and a summary or an analysis would read one of them for both.
+
+    >>> check_output_names(["u_0", "u_1", "u_0"])
+    Traceback (most recent call last):
+    ...
+    ValueError: output names ['u_0'] appear more than once in ('u_0', 'u_1', 'u_0'); an output of size m is the columns name_0 .. name_{m-1}, so rename one
+    """
+    names = tuple(names)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"output names {twice} appear more than once in {names}; an output of "
+                         "size m is the columns name_0 .. name_{m-1}, so rename one")
+    return names
 
 
 def by_name(raw, output_names):

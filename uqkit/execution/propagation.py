@@ -22,7 +22,7 @@ import numpy as np
 from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_count,
                         interrupt_guard, is_local_pool, iter_completed, make_executor)
 from .identity import describe_model, identity_key
-from .model import RAISED, ModelOutput, RunContext, evaluate, stack_values
+from .model import RAISED, ModelOutput, RunContext, check_output_names, evaluate, stack_values
 from ..inputs.sampling import Samples
 from .loaded_code import call_reporting, take_report
 from .placement import (chunk_rows, record_cost, record_in_process, runs_in_process,
@@ -85,12 +85,16 @@ def default_workers(model):
 def align_inputs(model, samples):
     """``(samples, X)``: the samples (an array becomes :class:`Samples` named by the model's
     ``input_names`` or x0, x1, ...) and their values in the column order of the model's
-    ``input_names``, taken by name from named samples (a subset, reordered).
+    ``input_names``, taken by name from named samples (a subset, reordered): a
+    :class:`Samples` or a pandas DataFrame, whose columns were read by position (a, b, c got
+    the columns c, a, b).
 
     Raises:
         ValueError: named samples lack an input the model needs, or an array has another
             number of columns than its ``input_names``.
     """
+    if hasattr(samples, "columns") and hasattr(samples, "to_numpy"):  # a pandas DataFrame
+        samples = Samples(samples.to_numpy(dtype=float), tuple(map(str, samples.columns)))
     if isinstance(samples, Samples):
         names = getattr(model, "input_names", None)
         if names is not None and tuple(names) != samples.names:
@@ -195,6 +199,7 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
     samples, X = align_inputs(model, samples)
+    check_output_names(getattr(model, "output_names", None) or ())
     n = len(X)
     if n < 1:
         raise ValueError("samples must hold at least one row")

@@ -68,7 +68,8 @@ SECTIONS = {
 }
 #: The keys of an output table, by its form.
 OUTPUT_FORMS = {"regex": {"file", "group", "match", "size"},
-                "table": {"column", "row", "delimiter", "comments", "skip_rows", "size"},
+                "table": {"column", "row", "delimiter", "comments", "skip_rows", "size",
+                          "header"},
                 "json": {"key", "size"}}
 #: The keys of [model] for a Python function of one run (``python = ...``).
 PYTHON_MODEL_KEYS = {"python", "outputs", "keywords", "cores_per_run", "chunk_size"}
@@ -137,8 +138,16 @@ def load_config(path):
     if sobol is not None:
         sobol = {"n": 256, "bootstrap": 100, "seed": 0, **sobol}
         n = sobol["n"]
-        if not isinstance(n, int) or n < 2 or n & (n - 1):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 2 or n & (n - 1):
             raise ConfigError(f"{where}: [sobol] n must be a power of 2, got {n!r}")
+        from ..sensitivity import _check_intervals
+        from ..validation import check_seed
+
+        try:  # now, not once the main study has run
+            _check_intervals(sobol["bootstrap"], 0.95)
+            check_seed(sobol["seed"])
+        except ValueError as exc:
+            raise ConfigError(f"{where}: [sobol] {exc}") from None
     failure = _failure(raw.get("failure"), model.output_names, where)
     return StudyConfig(path, inputs, model, sampling, sobol, failure)
 
@@ -344,6 +353,14 @@ def _failure(section, output_names, where):
         return None
     where = f"{where}: [failure]"
     settings = {"method": "mc", "seed": 0, **section}
+    if not isinstance(settings["method"], str):
+        raise ConfigError(f"{where} method = {settings['method']!r} must be a method's name")
+    from ..validation import check_seed
+
+    try:
+        check_seed(settings["seed"])
+    except ValueError as exc:
+        raise ConfigError(f"{where} {exc}") from None
     output = settings.get("output")
     if output not in output_names:
         raise ConfigError(f"{where} output = {output!r} is not an output (outputs: "

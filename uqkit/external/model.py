@@ -35,6 +35,7 @@ model's identity before any of this is read.
 May import :mod:`uqkit.execution.model`, :mod:`uqkit.execution.executors` and the other
 modules of this package.
 """
+import hashlib
 import os
 import shutil
 import tempfile
@@ -45,7 +46,7 @@ import numpy as np
 from ..execution import kept_runs
 from ..execution.executors import THREAD_VARIABLES
 from ..execution.kept_runs import FINISHED, RUN_DIGITS, run_name  # noqa: F401 - as before
-from ..execution.model import RunContext
+from ..execution.model import RunContext, check_output_names
 from .outputs import OutputError, as_output, read_output
 from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
@@ -87,7 +88,9 @@ class ExternalModel:
         input_names: the names of X's columns, in order; the templates' variables.
         timeout: seconds a run may take (None: no limit); then its process group is killed.
         workdir: the directory of the run directories (default: ``runs/`` in the store, else
-            a temporary directory per call).
+            a temporary directory per call); with a store, a folder of it per store
+            (``<store name>-<8 hex digits of its path>``), as the runs of each store (each
+            batch of an analysis) are numbered from 0.
         keep: which run directories stay: ``"none"``, ``"failed"`` (default) or ``"all"``.
         constants: ``name -> value``: further template variables, the same for every run.
             ``run_index`` (the row's index) is always one.
@@ -126,8 +129,11 @@ class ExternalModel:
         if not isinstance(outputs, dict) or not outputs:
             raise ValueError(f"outputs must be a non-empty dict name -> parser, got {outputs!r}")
         self.outputs = {str(name): as_output(spec, name) for name, spec in outputs.items()}
-        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise ValueError(f"timeout must be a number of seconds > 0 or None, got "
+        if len(self.outputs) != len(outputs):
+            raise ValueError(f"outputs {list(outputs)} name one output twice")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(
+                timeout, (int, float)) or not 0 < timeout < float("inf")):
+            raise ValueError(f"timeout must be a finite number of seconds > 0 or None, got "
                              f"timeout={timeout!r}")
         if keep not in KEEP:
             raise ValueError(f"keep must be one of {KEEP}, got keep={keep!r}")
@@ -138,16 +144,32 @@ class ExternalModel:
         self.timeout, self.keep = timeout, keep
         self.workdir = None if workdir is None else os.path.abspath(workdir)
         self.cores_per_run, self.chunk_size = cores_per_run, chunk_size
+        if env is not None and not isinstance(env, dict):
+            raise ValueError(f"env must be a table (a dict) of variable -> value, got env={env!r}")
         self.shell, self.env = bool(shell), {str(k): str(v) for k, v in (env or {}).items()}
         self.template = DeckTemplate(template, render=render, options=template_options,
                                      static=static)
         self.command = _command(command, self.shell)
         self._check_variables()
+        self._check_output_files()
         self.program = _find_program(self.command, self.shell, self.template)
-        self.output_names = tuple(
+        self.output_names = check_output_names(
             name if p.size == 1 else f"{name}_{j}"
             for name, p in self.outputs.items() for j in range(p.size))
         self._argv_templates = None
+
+    def _check_output_files(self):
+        """No output is read from a file the template puts into every run directory: a run
+        whose program wrote nothing read the template's copy as its answer."""
+        deck = set(self.template.files())
+        for name, parser in self.outputs.items():
+            file = getattr(parser, "file", None)
+            if file is not None and Path(file).as_posix() in deck:
+                raise ValueError(
+                    f"output {name!r} reads {file!r}, which the template "
+                    f"{str(self.template.path)!r} holds: every run directory starts with a copy "
+                    "of it, so a run whose program writes none would read the copy as its "
+                    "answer; remove the file from the template")
 
     def _check_variables(self):
         """Every placeholder names a variable, and every input is used somewhere."""
@@ -230,7 +252,11 @@ class ExternalModel:
 
     def _base_dir(self, store):
         """The work directory and whether it is a temporary one made for this call."""
-        if self.workdir is not None:
+        if self.workdir is not None and store is not None:  # a folder per store: the
+            # batches of an analysis, and the analyses of a study, each number rows from 0
+            digest = hashlib.sha256(os.path.abspath(store).encode()).hexdigest()[:8]
+            base = Path(self.workdir) / f"{Path(store).name}-{digest}"
+        elif self.workdir is not None:
             base = Path(self.workdir)
         elif store is not None:
             base = Path(store) / "runs"

@@ -11,7 +11,8 @@ A plain function is one value per run; wrap it in :class:`Output` to declare tha
 ``size`` values. A parser that finds nothing raises :class:`OutputError` with a message that
 says what is missing; the run is then a failed run, not a crashed study.
 
-Numbers are read as Python floats, and Fortran's ``1.5D+03`` too.
+Numbers are read as Python floats, and Fortran's ``1.5D+03`` and ``4.761905-110`` (an E
+format whose exponent has three digits drops the E: CalculiX writes 4.761905E-110 so) too.
 
 May import only numpy and the standard library.
 
@@ -34,8 +35,8 @@ import numpy as np
 
 from .process import STDOUT
 
-__all__ = ["MATCHES", "OutputError", "to_number", "check_size", "read_text", "Regex", "Table",
-           "JSONValue", "Output", "as_output", "read_output"]
+__all__ = ["MATCHES", "OutputError", "to_number", "check_file", "check_size", "read_text",
+           "Regex", "Table", "JSONValue", "Output", "as_output", "read_output"]
 
 #: The ``match`` settings of :class:`Regex`.
 MATCHES = ("first", "last", "all")
@@ -45,19 +46,29 @@ class OutputError(Exception):
     """An output could not be read from a run directory (the run failed)."""
 
 
-def to_number(text):
-    """``float(text)``, accepting Fortran's D exponent (``1.5D+03``).
+#: Fortran's E format without its E: a mantissa with a point, then a signed exponent.
+_FORTRAN_NO_E = re.compile(r"\s*([+-]?(?:\d+\.\d*|\.\d+))([+-]\d{1,3})\s*")
 
-    >>> to_number("1.5D+03"), to_number(" -2e-3 ")
-    (1500.0, -0.002)
+
+def to_number(text):
+    """``float(text)``, accepting Fortran's D exponent (``1.5D+03``) and its E format
+    without the E (``4.761905-110``: an exponent of three digits leaves no room for it).
+
+    >>> to_number("1.5D+03"), to_number(" -2e-3 "), to_number("4.761905-110")
+    (1500.0, -0.002, 4.761905e-110)
     """
     try:
         return float(text)
     except ValueError:
-        try:
-            return float(str(text).replace("D", "E").replace("d", "e"))
-        except ValueError:
-            raise OutputError(f"{str(text).strip()[:40]!r} is not a number") from None
+        pass
+    try:
+        return float(str(text).replace("D", "E").replace("d", "e"))
+    except ValueError:
+        pass
+    fortran = _FORTRAN_NO_E.fullmatch(str(text))
+    if fortran:
+        return float(f"{fortran.group(1)}e{fortran.group(2)}")
+    raise OutputError(f"{str(text).strip()[:40]!r} is not a number")
 
 
 def _is_number(text):
@@ -66,6 +77,17 @@ def _is_number(text):
         return True
     except OutputError:
         return False
+
+
+def check_file(file, where, optional=False):
+    """``file`` (a relative path: a string or path-like; None where ``optional``), or a
+    ValueError naming ``where``."""
+    import os
+
+    if (file is None and optional) or (isinstance(file, (str, os.PathLike)) and str(file)):
+        return file
+    raise ValueError(f"{where}: file must be a file name{' or None' if optional else ''}, "
+                     f"got file={file!r}")
 
 
 def check_size(size, where):
@@ -110,6 +132,7 @@ class Regex:
         if not isinstance(group, int) or not 0 <= group <= self.regex.groups:
             raise ValueError(f"the regular expression {pattern!r} has {self.regex.groups} "
                              f"groups; group={group!r} is not one of them")
+        check_file(file, f"Regex({pattern!r})", optional=True)
         self.pattern, self.file, self.group, self.match = pattern, file, group, match
         self.size = check_size(size, f"Regex({pattern!r})")
         if match != "all" and self.size != 1:
@@ -141,15 +164,19 @@ class Table:
         delimiter: the column separator (None: any whitespace); default ``","`` for a
             ``.csv`` file, else None.
         comments: lines that start with this are skipped.
-        skip_rows: lines skipped at the top, before the header.
+        skip_rows: lines skipped at the top, before the header (an integer >= 0).
         size: values the output has (``row="all"``: the rows expected).
+        header: whether the first line that is not a comment is a header: True, False, or
+            ``"auto"`` (default): it is when ``column`` is a name, or when none of its cells
+            is a number (``u, v`` is; ``tip 1.5``, a label and a value, is a data row). Say
+            True for a header of numbers (node ids), False for a first row of labels alone.
 
-    The header is the first line that is not a comment, when one of its cells is not a
-    number.
+    A trailing delimiter (``1.5,2.5,``) ends a row; it does not add an empty cell.
     """
 
     def __init__(self, file, column, row=-1, delimiter="auto", comments="#", skip_rows=0,
-                 size=1):
+                 size=1, header="auto"):
+        check_file(file, f"Table({file!r})")
         if delimiter == "auto":
             delimiter = "," if str(file).lower().endswith(".csv") else None
         if not isinstance(column, (int, str)) or isinstance(column, bool):
@@ -157,8 +184,20 @@ class Table:
                              f"column={column!r}")
         if row != "all" and (not isinstance(row, int) or isinstance(row, bool)):
             raise ValueError(f"Table({file!r}): row must be an index or 'all', got row={row!r}")
-        self.file, self.column, self.row = file, column, row
-        self.delimiter, self.comments, self.skip_rows = delimiter, comments, int(skip_rows)
+        if header not in (True, False, "auto"):
+            raise ValueError(f"Table({file!r}): header must be True, False or 'auto', got "
+                             f"header={header!r}")
+        if isinstance(skip_rows, bool) or not isinstance(skip_rows, int) or skip_rows < 0:
+            raise ValueError(f"Table({file!r}): skip_rows must be an integer >= 0, got "
+                             f"skip_rows={skip_rows!r}")
+        if delimiter is not None and (not isinstance(delimiter, str) or not delimiter):
+            raise ValueError(f"Table({file!r}): delimiter must be a non-empty string or None, "
+                             f"got delimiter={delimiter!r}")
+        if comments is not None and not isinstance(comments, str):
+            raise ValueError(f"Table({file!r}): comments must be a string or None, got "
+                             f"comments={comments!r}")
+        self.file, self.column, self.row, self.header = file, column, row, header
+        self.delimiter, self.comments, self.skip_rows = delimiter, comments, skip_rows
         self.size = check_size(size, f"Table({file!r})")
         if row != "all" and self.size != 1:
             raise ValueError(f"Table({file!r}): size={size} needs row='all'")
@@ -166,12 +205,20 @@ class Table:
     def _rows(self, run_dir):
         lines = read_text(run_dir, self.file).splitlines()[self.skip_rows:]
         comment = self.comments or None
-        return [[c.strip() for c in line.split(self.delimiter)] for line in lines
+        rows = [[c.strip() for c in line.split(self.delimiter)] for line in lines
                 if line.strip() and not (comment and line.lstrip().startswith(comment))]
+        return [r[:-1] if len(r) > 1 and not r[-1] else r for r in rows]  # a trailing ","
+
+    def _has_header(self, first):
+        if self.header != "auto":
+            return self.header
+        # a field of stars is a Fortran number too wide for it: a data row, read to fail
+        return isinstance(self.column, str) or not any(
+            _is_number(c) or (c and set(c) == {"*"}) for c in first)
 
     def __call__(self, run_dir):
         rows = self._rows(run_dir)
-        header = rows[0] if rows and not all(map(_is_number, rows[0])) else None
+        header = rows[0] if rows and self._has_header(rows[0]) else None
         rows = rows[1:] if header is not None else rows
         column = self.column
         if isinstance(column, str):
@@ -197,7 +244,8 @@ class Table:
     def describe(self):
         return {"table": self.file, "column": self.column, "row": self.row,
                 "delimiter": self.delimiter, "comments": self.comments,
-                "skip_rows": self.skip_rows, "size": self.size}
+                "skip_rows": self.skip_rows, "size": self.size,
+                **({} if self.header == "auto" else {"header": self.header})}
 
 
 class JSONValue:
@@ -218,6 +266,7 @@ class JSONValue:
     """
 
     def __init__(self, file, key, size=1):
+        check_file(file, f"JSONValue({file!r})")
         if not isinstance(key, str) or not key:
             raise ValueError(f"JSONValue({file!r}): key must be a non-empty string, got {key!r}")
         self.file, self.key = file, key

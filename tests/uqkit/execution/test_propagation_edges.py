@@ -99,3 +99,28 @@ def test_a_vectorised_model_that_writes_into_its_inputs_leaves_the_sample_be(tmp
     np.testing.assert_array_equal(res.inputs.values, X)
     np.testing.assert_array_equal(load_dataset(tmp_path / "s")["inputs"], X)
     np.testing.assert_array_equal(res.outputs[:, 0], 1000 * X[:, 0])
+
+
+class _Named:
+    input_names = ("a", "b", "c")
+    output_names = ("a_out", "c_out")
+
+    def __call__(self, X):
+        return X[:, [0, 2]]
+
+
+def test_a_dataframe_of_samples_is_read_by_its_column_names():
+    """Columns c, a, b for a model of inputs a, b, c: by position the model got a = 3."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"c": [3.0, 30.0], "a": [1.0, 10.0], "b": [2.0, 20.0]})
+    res = propagate(_Named(), frame, executor="serial", progress=False)
+    assert res.outputs.tolist() == [[1.0, 3.0], [10.0, 30.0]]
+    with pytest.raises(ValueError, match=r"missing \['c'\]"):
+        propagate(_Named(), frame[["a", "b"]], executor="serial", progress=False)
+
+
+def test_a_model_naming_one_output_twice_is_refused_before_any_run():
+    model = _Named()
+    model.output_names = ("y", "y")
+    with pytest.raises(ValueError, match=r"output names \['y'\] appear more than once"):
+        propagate(model, np.ones((2, 3)), executor="serial", progress=False)

@@ -176,6 +176,22 @@ def test_other_sobol_sizes_are_refused(tmp_path, n):
      r": \[failure\] method = 'mcmc' is not one of mc, form, sorm, is, subset, active$"),
     (BASE + '[failure]\noutput = "v"\nbelow = 1\nmethod = "form"\nn = 100\n',
      r": \[failure\]: unknown option of method 'form' 'n' \(known: "),
+    # these raised a raw TypeError / AttributeError, or passed to fail after the main study
+    (BASE + '[failure]\noutput = "v"\nbelow = 1\nmethod = ["mc"]\n',
+     r": \[failure\] method = \['mc'\] must be a method's name$"),
+    (BASE + '[failure]\noutput = "v"\nbelow = 1\nseed = -1\n',
+     r": \[failure\] seed must be an integer >= 0, got seed=-1$"),
+    (BASE.replace("constants = { L = 1000.0 }", 'env = ["A=1"]'),
+     r": \[model\] env must be a table \(a dict\) of variable -> value, got env=\['A=1'\]$"),
+    (BASE.replace("constants = { L = 1000.0 }", "timeout = inf"),
+     r": \[model\] timeout must be a finite number of seconds > 0 or None, got timeout=inf$"),
+    (BASE + "[sobol]\nbootstrap = 10\n",
+     r": \[sobol\] bootstrap must be 0 \(no intervals\) or >= 20 resamples, got bootstrap=10$"),
+    (BASE + '[sobol]\nseed = "x"\n', r": \[sobol\] seed must be an integer >= 0, got seed='x'$"),
+    (BASE.replace('file = "out.txt"', "file = 5"),
+     r": \[outputs.v\]: Regex\('v = \(\\\\S\+\)'\): file must be a file name or None, got file=5$"),
+    (BASE.replace('regex = \'v = (\\S+)\'\nfile = "out.txt"', 'table = "t.csv"\ncolumn = 0\ncomments = 5'),
+     r": \[outputs.v\]: Table\('t.csv'\): comments must be a string or None, got comments=5$"),
 ])
 def test_a_bad_study_file_is_refused_naming_the_file_key_and_value(tmp_path, text, message):
     refused(tmp_path, text, message)

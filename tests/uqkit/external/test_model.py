@@ -117,6 +117,9 @@ def test_a_missing_program_is_refused_before_any_run(deck):
 
 def test_bad_settings_are_refused_naming_the_value(deck):
     for kw, message in (({"timeout": 0}, "timeout=0"), ({"keep": "some"}, "keep='some'"),
+                        # inf made every run raise OverflowError in select; True was 1 s
+                        ({"timeout": float("inf")}, "timeout=inf"),
+                        ({"timeout": True}, "timeout=True"),
                         ({"cores_per_run": 0}, "cores_per_run=0"),
                         ({"constants": {"x": 1}}, r"constants \['x'\]")):
         with pytest.raises(ValueError, match=message):
@@ -177,6 +180,43 @@ def test_vector_outputs_get_one_column_each(tmp_path):
     y, status, _ = model(np.array([[1.5]]))
     assert model.output_names == ("u_0", "u_1", "v")
     assert y.tolist() == [[1.5, 3.0, 2.0]] and status.tolist() == [0]
+
+
+def test_an_output_named_like_a_vector_outputs_column_is_refused(tmp_path):
+    """``u`` of size 2 is the columns u_0 and u_1: a scalar ``u_0`` beside it gave runs.csv two
+    u_0 columns, a summary of one and a [failure] analysis of the other."""
+    (tmp_path / "run.sh").write_text("echo 'u v'; echo '{{ x }} 1'; echo '{{ 2 * x }} 2'\n")
+    with pytest.raises(ValueError, match=r"output names \['u_0'\] appear more than once"):
+        ExternalModel(tmp_path / "run.sh", ["sh", "run.sh"], input_names=["x"], outputs={
+            "u": Table("stdout.txt", column="u", row="all", size=2),
+            "u_0": Table("stdout.txt", column="v")})
+
+
+def test_a_work_directory_keeps_each_stores_runs_apart(deck, tmp_path):
+    """Two studies (uqkit run's main study and its Sobol' analysis, or two batches of one
+    analysis) in one work directory: both numbered their runs from 000000 there, so a run
+    directory that runs.csv cites held the other study's deck."""
+    model = _model(deck, keep="all", workdir=tmp_path / "work")
+    first, second = _samples(3, seed=1), _samples(3, seed=2)
+    for s, store in ((first, "a"), (second, "b")):
+        propagate(model, s, executor="serial", store=tmp_path / store, progress=False)
+    folders = sorted(os.listdir(tmp_path / "work"))
+    assert len(folders) == 2 and [f[:2] for f in folders] == ["a-", "b-"]
+    for folder, s in zip(folders, (first, second)):
+        runs = tmp_path / "work" / folder
+        assert sorted(os.listdir(runs)) == ["000000", "000001", "000002"]
+        rendered = (runs / "000002" / "run.sh").read_text()
+        assert repr(float(s.values[2, 0])) in rendered
+
+
+def test_an_output_file_that_the_template_holds_is_refused(deck):
+    """A bar.dat left in the template folder (from trying the deck by hand) was copied into
+    every run: a program that exits 0 without writing it gave the copy's value, status ok."""
+    (deck / "bar.dat").write_text("0.04761905\n")
+    with pytest.raises(ValueError, match=r"output 'y' reads 'bar.dat', which the template .* "
+                                         r"holds: every run directory starts with a copy"):
+        ExternalModel(deck, ["sh", "run.sh"], input_names=["x", "y"],
+                      outputs={"y": Regex(r"^(\S+)$", file="bar.dat")})
 
 
 def test_sobol_indices_of_an_external_linear_model_match_the_exact_ones(tmp_path):

@@ -241,3 +241,71 @@ def test_descriptions_are_the_cache_keys_format_and_tell_every_setting_apart():
     assert Output(_first).describe() == Output(_first).describe()
     assert set(Output(_first).describe()) == {"function", "size"}
     assert Output(_first, size=3).describe()["size"] == 3
+
+
+@pytest.mark.parametrize("text, kwargs, expected", [
+    # a label and a value on each row: no header (the first row was dropped as one: 0.7)
+    ("tip 1.5\nmid 0.7\nroot 0.1\n", dict(column=1, row=0), [1.5]),
+    ("tip 1.5\nmid 0.7\nroot 0.1\n", dict(column=1, row="all", size=3), [1.5, 0.7, 0.1]),
+    # a trailing comma ends a row (it made every row a header candidate: 4.5 for 2.5)
+    ("1.5,2.5,\n3.5,4.5,\n", dict(column=-1, row=0), [2.5]),
+    # a header of numbers, said so; and one that a column name implies
+    ("101,102,103\n0.25,0.5,0.75\n", dict(column=1, row=0, header=True), [0.5]),
+    ("101,102,103\n0.25,0.5,0.75\n", dict(column="102", row=0), [0.5]),
+    # a first row of labels alone that is data
+    ("a,b\n1,2\n", dict(column=1, row=0, header=False, size=1), None),
+])
+def test_table_header_is_what_the_file_has(tmp_path, text, kwargs, expected):
+    (tmp_path / "t.csv").write_text(text.replace(" ", ","))
+    table = Table("t.csv", **kwargs)
+    if expected is None:
+        with pytest.raises(OutputError, match="'b' is not a number"):
+            table(tmp_path)
+    else:
+        assert table(tmp_path).tolist() == expected
+
+
+def test_a_fortran_overflow_field_fails_the_run_rather_than_skip_a_row(tmp_path):
+    """``********`` is a number too wide for its Fortran field: the first data row was taken
+    for a header and skipped, and row 0 read the next row's 3.0."""
+    (tmp_path / "t.txt").write_text("********\n3.0\n")
+    with pytest.raises(OutputError, match=r"'\*\*\*\*\*\*\*\*' is not a number"):
+        Table("t.txt", column=0, row=0)(tmp_path)
+
+
+def test_fortran_e_format_without_its_e():
+    """CalculiX writes 4.761905E-110 as ``4.761905-110``; it failed the run as not a
+    number."""
+    from uqkit.external.outputs import to_number
+
+    assert to_number("4.761905-110") == 4.761905e-110
+    assert to_number("-2.885306-129") == -2.885306e-129
+    assert to_number("1.5+003") == 1500.0
+    for bad in ("1-3", "1.5-", "12-31-2020", "1.5+0003", "1.2.3-4"):
+        with pytest.raises(OutputError, match="is not a number"):
+            to_number(bad)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(skip_rows=-2), r"skip_rows must be an integer >= 0, got skip_rows=-2$"),
+    (dict(skip_rows=1.5), r"skip_rows must be an integer >= 0, got skip_rows=1.5$"),
+    (dict(header="yes"), r"header must be True, False or 'auto', got header='yes'$"),
+    (dict(delimiter=""), r"delimiter must be a non-empty string or None, got delimiter=''$"),
+    (dict(delimiter=5), r"delimiter must be a non-empty string or None, got delimiter=5$"),
+    (dict(comments=5), r"comments must be a string or None, got comments=5$"),
+])
+def test_bad_table_settings_are_refused_before_any_run(kwargs, message):
+    with pytest.raises(ValueError, match=r"^Table\('t.csv'\): " + message):
+        Table("t.csv", column=0, **kwargs)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Table(5, column=0), r"^Table\(5\): file must be a file name, got file=5$"),
+    (lambda: JSONValue("", "a"), r"^JSONValue\(''\): file must be a file name, got file=''$"),
+    (lambda: Regex("(a)", file=5), r"^Regex\('\(a\)'\): file must be a file name or None, "
+                                   r"got file=5$"),
+])
+def test_an_output_file_that_is_not_a_name_is_refused_before_any_run(make, message):
+    """``file = 5`` in a study file passed the check, then failed every run."""
+    with pytest.raises(ValueError, match=message):
+        make()
