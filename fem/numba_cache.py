@@ -11,9 +11,10 @@ checks the sources itself: where their digest differs from the one stamped in th
 folder, it empties the cache index of every cached function of fem (numba then compiles them
 afresh and saves them again) and stamps the new digest.
 
-On disk: ``fem-sources.sha256`` in each folder numba caches fem's functions in (``fem/__pycache__``
-or, with ``NUMBA_CACHE_DIR``, its mirror of fem's path there): the hex SHA-256 of fem's ``.py``
-files, each its name, a NUL and its bytes, in name order.
+On disk: ``fem-sources.<tag>.sha256`` in each folder numba caches fem's functions in
+(``fem/__pycache__`` or, with ``NUMBA_CACHE_DIR``, its mirror of fem's path there), one per
+interpreter as numba's index files are (the tag is theirs: ``py311``, ``py313t``): the hex
+SHA-256 of fem's ``.py`` files, each its name, a NUL and its bytes, in name order.
 
 Imports: the standard library; numba's dispatchers come from the modules given.
 
@@ -22,11 +23,14 @@ Imports: the standard library; numba's dispatchers come from the modules given.
 """
 import hashlib
 import os
+import sys
 
 __all__ = ["STAMP", "sources_digest", "cached_functions", "refresh"]
 
-#: The stamp file's name in a cache folder.
-STAMP = "fem-sources.sha256"
+#: The stamp file's name in a cache folder: this interpreter's, as numba's index files are
+#: (another Python version or build sharing the folder keeps its own index and stamp).
+STAMP = (f"fem-sources.py{sys.version_info[0]}{sys.version_info[1]}"
+         f"{getattr(sys, 'abiflags', '')}.sha256")
 
 
 def sources_digest(folder):

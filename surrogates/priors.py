@@ -36,6 +36,7 @@ Imports: torch only.
 """
 import functools
 import math
+import numbers
 
 import torch
 from torch import nn
@@ -464,7 +465,8 @@ class HierarchicalPrior(Prior):
 class ScaledPrior(Prior):
     """The prior of weights w whose ``loc + sqrt(factor) (w - loc)`` have ``prior``: the same
     family with its scale divided by ``sqrt(factor)``, so its precision times ``factor`` (a
-    hierarchical prior's variance scale: IG(alpha, beta / factor)). It is what
+    hierarchical prior's: IG(alpha, beta / factor) on a normal base's variance, beta /
+    sqrt(factor) on a Laplace base's scale). It is what
     ``BDL(laplace_prior_scale=factor)`` means, for the MAP fit and the Laplace posterior alike.
     Its log density drops the constant ``P / 2 log(factor)``.
 
@@ -478,7 +480,8 @@ class ScaledPrior(Prior):
 
     def __init__(self, prior, factor):
         super().__init__()
-        if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
+        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not (
+                math.isfinite(factor) and factor > 0):
             raise ValueError(f"a prior's scale factor must be a finite number > 0, got {factor!r}")
         self.prior, self.factor = prior, float(factor)
 

@@ -47,6 +47,10 @@ def test_refresh_empties_the_index_only_when_the_sources_change(tmp_path):
     modules = (element, banded, assembly, newton)
     folders = {cache._cache_path for _, cache in numba_cache.cached_functions(modules)}
     assert len(numba_cache.cached_functions((element,))) == 1  # the kernel, not its helpers
+    # one stamp per interpreter, as numba keeps one index per interpreter: a shared stamp let
+    # a second Python (another version or build) on the same folder run the stale kernel
+    tag = f"py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+    assert numba_cache.STAMP == f"fem-sources.{tag}.sha256"
     assert numba_cache.refresh(modules, os.path.dirname(fem.__file__)) == 0  # stamped at import
     stamp = [os.path.join(f, numba_cache.STAMP) for f in folders]
     src = tmp_path / "fem"

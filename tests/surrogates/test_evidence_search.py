@@ -137,6 +137,8 @@ def test_a_numeric_prior_scale_is_the_prior_of_that_precision(factor):
     assert scaled.log_evidence_ == pytest.approx(
         _exact_log_evidence(X, y, 1 / np.sqrt(factor), 0.3), rel=1e-9)
     assert scaled.history_["prior_scale"] == [factor] * 2
+    as_numpy = BDL(prior="normal(0, 1)", laplace_prior_scale=np.float32(factor), **kw).fit(X, y)
+    assert as_numpy.log_evidence_ == pytest.approx(scaled.log_evidence_, rel=1e-6)
     same = BDL(prior=f"normal(0, {1 / np.sqrt(factor)})", laplace_prior_scale=1.0, **kw).fit(X, y)
     assert np.allclose(scaled.predict(X[:5]), same.predict(X[:5]), rtol=1e-9, atol=0.0)
 

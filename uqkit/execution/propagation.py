@@ -86,15 +86,16 @@ def align_inputs(model, samples):
     """``(samples, X)``: the samples (an array becomes :class:`Samples` named by the model's
     ``input_names`` or x0, x1, ...) and their values in the column order of the model's
     ``input_names``, taken by name from named samples (a subset, reordered): a
-    :class:`Samples` or a pandas DataFrame, whose columns were read by position (a, b, c got
-    the columns c, a, b).
+    :class:`Samples` or a pandas DataFrame whose columns are names (they were read by
+    position: a, b, c got the columns c, a, b); other DataFrames are arrays.
 
     Raises:
         ValueError: named samples lack an input the model needs, or an array has another
             number of columns than its ``input_names``.
     """
-    if hasattr(samples, "columns") and hasattr(samples, "to_numpy"):  # a pandas DataFrame
-        samples = Samples(samples.to_numpy(dtype=float), tuple(map(str, samples.columns)))
+    if hasattr(samples, "columns") and hasattr(samples, "to_numpy") and all(
+            isinstance(c, str) for c in samples.columns):  # a DataFrame of named columns
+        samples = Samples(samples.to_numpy(dtype=float), tuple(samples.columns))
     if isinstance(samples, Samples):
         names = getattr(model, "input_names", None)
         if names is not None and tuple(names) != samples.names:

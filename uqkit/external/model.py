@@ -151,25 +151,15 @@ class ExternalModel:
                                      static=static)
         self.command = _command(command, self.shell)
         self._check_variables()
-        self._check_output_files()
+        deck = set(self.template.files())  # outputs read from files the deck writes too
+        self._deck_outputs = sorted({parser.file for parser in self.outputs.values()
+                                     if getattr(parser, "file", None) is not None
+                                     and Path(parser.file).as_posix() in deck})
         self.program = _find_program(self.command, self.shell, self.template)
         self.output_names = check_output_names(
             name if p.size == 1 else f"{name}_{j}"
             for name, p in self.outputs.items() for j in range(p.size))
         self._argv_templates = None
-
-    def _check_output_files(self):
-        """No output is read from a file the template puts into every run directory: a run
-        whose program wrote nothing read the template's copy as its answer."""
-        deck = set(self.template.files())
-        for name, parser in self.outputs.items():
-            file = getattr(parser, "file", None)
-            if file is not None and Path(file).as_posix() in deck:
-                raise ValueError(
-                    f"output {name!r} reads {file!r}, which the template "
-                    f"{str(self.template.path)!r} holds: every run directory starts with a copy "
-                    "of it, so a run whose program writes none would read the copy as its "
-                    "answer; remove the file from the template")
 
     def _check_variables(self):
         """Every placeholder names a variable, and every input is used somewhere."""
@@ -274,6 +264,7 @@ class ExternalModel:
         variables = {**self.constants, **dict(zip(self.input_names, x.tolist())),
                      RUN_INDEX: row}
         self.template.render_into(run_dir, variables)
+        as_written = {f: _digest(run_dir / f) for f in self._deck_outputs}
         argv = self._render_argv(variables)
         try:
             finished = run_program(argv, run_dir, self.timeout, env, self.shell)
@@ -288,7 +279,13 @@ class ExternalModel:
             status, what = FAILED_EXIT, describe_end(finished)
         else:
             status, what = 0, ""
+            # a file of the deck that the program left as the deck wrote it is no answer (a
+            # result left in the template folder by a trial run would read as every run's)
+            stale = [f for f, digest in as_written.items() if _digest(run_dir / f) == digest]
             try:
+                if stale:
+                    raise OutputError(f"{stale[0]!r} is as the template wrote it: the program "
+                                      "did not write it")
                 values = np.concatenate([_read(name, p, run_dir)
                                          for name, p in self.outputs.items()])
             except OutputError as exc:
@@ -316,6 +313,14 @@ class ExternalModel:
                 "input_names": list(self.input_names), "constants": self.constants,
                 "env": self.env, "timeout": self.timeout,
                 "source": source_digest(SOURCE_MODULES)}
+
+
+def _digest(path):
+    """SHA-256 of a file's bytes (None where it is gone)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _read(name, parser, run_dir):

@@ -46,8 +46,9 @@ class OutputError(Exception):
     """An output could not be read from a run directory (the run failed)."""
 
 
-#: Fortran's E format without its E: a mantissa with a point, then a signed exponent.
-_FORTRAN_NO_E = re.compile(r"\s*([+-]?(?:\d+\.\d*|\.\d+))([+-]\d{1,3})\s*")
+#: Fortran's E format without its E: a mantissa with a point, then a signed exponent of three
+#: digits (the E format drops the E only for those; ``1.5-3`` is not a number).
+_FORTRAN_NO_E = re.compile(r"\s*([+-]?(?:\d+\.\d*|\.\d+))([+-]\d{3})\s*")
 
 
 def to_number(text):
@@ -167,11 +168,14 @@ class Table:
         skip_rows: lines skipped at the top, before the header (an integer >= 0).
         size: values the output has (``row="all"``: the rows expected).
         header: whether the first line that is not a comment is a header: True, False, or
-            ``"auto"`` (default): it is when ``column`` is a name, or when none of its cells
-            is a number (``u, v`` is; ``tip 1.5``, a label and a value, is a data row). Say
-            True for a header of numbers (node ids), False for a first row of labels alone.
+            ``"auto"`` (default): it is when ``column`` is a name, or when a cell of it is not
+            a number where the next row's is (``u, v`` over numbers is; so is ``time, 1, 2``;
+            ``tip 1.5`` over ``mid 0.7``, labels and values, is a data row); a file of one
+            row has a header when none of its cells is a number. Say True for a header of
+            numbers (node ids), False for a first row of labels that is data.
 
-    A trailing delimiter (``1.5,2.5,``) ends a row; it does not add an empty cell.
+    A delimiter that ends every data row (``1.5,2.5,``) adds no empty cell; one missing
+    value at a row's end is an empty cell (which fails the run where it is read).
     """
 
     def __init__(self, file, column, row=-1, delimiter="auto", comments="#", skip_rows=0,
@@ -207,18 +211,27 @@ class Table:
         comment = self.comments or None
         rows = [[c.strip() for c in line.split(self.delimiter)] for line in lines
                 if line.strip() and not (comment and line.lstrip().startswith(comment))]
-        return [r[:-1] if len(r) > 1 and not r[-1] else r for r in rows]  # a trailing ","
+        data = rows[1:] or rows
+        if data and all(len(r) > 1 and not r[-1] for r in data):  # every row ends with ","
+            rows = [r[:-1] if len(r) > 1 and not r[-1] else r for r in rows]
+        return rows
 
-    def _has_header(self, first):
+    def _has_header(self, rows):
         if self.header != "auto":
             return self.header
-        # a field of stars is a Fortran number too wide for it: a data row, read to fail
-        return isinstance(self.column, str) or not any(
-            _is_number(c) or (c and set(c) == {"*"}) for c in first)
+        if isinstance(self.column, str):
+            return True
+
+        def numeric(cell):  # a field of stars is a Fortran number too wide for its field
+            return _is_number(cell) or (cell and set(cell) == {"*"})
+
+        if len(rows) == 1:
+            return not any(map(numeric, rows[0]))
+        return any(not numeric(a) and numeric(b) for a, b in zip(rows[0], rows[1]))
 
     def __call__(self, run_dir):
         rows = self._rows(run_dir)
-        header = rows[0] if rows and self._has_header(rows[0]) else None
+        header = rows[0] if rows and self._has_header(rows) else None
         rows = rows[1:] if header is not None else rows
         column = self.column
         if isinstance(column, str):

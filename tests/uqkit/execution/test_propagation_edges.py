@@ -117,6 +117,10 @@ def test_a_dataframe_of_samples_is_read_by_its_column_names():
     assert res.outputs.tolist() == [[1.0, 3.0], [10.0, 30.0]]
     with pytest.raises(ValueError, match=r"missing \['c'\]"):
         propagate(_Named(), frame[["a", "b"]], executor="serial", progress=False)
+    # a DataFrame of numbered columns (pd.DataFrame(X)) is an array: by position, as before
+    res = propagate(_Named(), pd.DataFrame(frame.to_numpy()), executor="serial",
+                    progress=False)
+    assert res.outputs.tolist() == [[3.0, 2.0], [30.0, 20.0]]
 
 
 def test_a_model_naming_one_output_twice_is_refused_before_any_run():

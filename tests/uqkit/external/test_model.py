@@ -10,7 +10,7 @@ from scipy import stats
 from uqkit import propagate
 from uqkit.execution.executors import cpu_count
 from uqkit.external import (FAILED_EXIT, FAILED_OUTPUT, FAILED_TIMEOUT, ExternalModel, Output,
-                            Regex, Table)
+                            JSONValue, Regex, Table)
 from uqkit.external.config import Margin
 from uqkit.inputs import RandomInputs
 from uqkit.execution.propagation import default_workers
@@ -209,14 +209,27 @@ def test_a_work_directory_keeps_each_stores_runs_apart(deck, tmp_path):
         assert repr(float(s.values[2, 0])) in rendered
 
 
-def test_an_output_file_that_the_template_holds_is_refused(deck):
-    """A bar.dat left in the template folder (from trying the deck by hand) was copied into
-    every run: a program that exits 0 without writing it gave the copy's value, status ok."""
+def test_an_output_file_the_program_leaves_as_the_template_wrote_it_fails_the_run(tmp_path):
+    """A bar.dat left in the template folder (from trying the deck by hand) is copied into
+    every run: a program that exits 0 without writing it gave the copy's value, status ok.
+    A program that updates its deck file in place (the answer written into it) is fine."""
+    deck = tmp_path / "deck"
+    deck.mkdir()
+    (deck / "run.sh").write_text("echo '{{ x }}' > /dev/null\n")  # writes nothing
     (deck / "bar.dat").write_text("0.04761905\n")
-    with pytest.raises(ValueError, match=r"output 'y' reads 'bar.dat', which the template .* "
-                                         r"holds: every run directory starts with a copy"):
-        ExternalModel(deck, ["sh", "run.sh"], input_names=["x", "y"],
-                      outputs={"y": Regex(r"^(\S+)$", file="bar.dat")})
+    model = ExternalModel(deck, ["sh", "run.sh"], input_names=["x"],
+                          outputs={"y": Regex(r"^(\S+)$", file="bar.dat")})
+    y, status, reasons = model(np.array([[1.0], [2.0]]))
+    assert status.tolist() == [FAILED_OUTPUT] * 2 and np.isnan(y).all()
+    assert reasons[0].startswith("'bar.dat' is as the template wrote it: the program did not "
+                                 "write it (run dir ")
+    (deck / "bar.dat").write_text('{"x": {{ x }}, "y": null}\n')  # a deck updated in place
+    (deck / "run.sh").write_text(
+        "sed 's/\"y\": null/\"y\": 7.5/' bar.dat > t && mv t bar.dat\n")
+    model = ExternalModel(deck, ["sh", "run.sh"], input_names=["x"],
+                          outputs={"y": JSONValue("bar.dat", "y")})
+    y, status, _ = model(np.array([[1.0], [2.0]]))
+    assert status.tolist() == [0, 0] and y[:, 0].tolist() == [7.5, 7.5]
 
 
 def test_sobol_indices_of_an_external_linear_model_match_the_exact_ones(tmp_path):

@@ -254,12 +254,16 @@ def test_descriptions_are_the_cache_keys_format_and_tell_every_setting_apart():
     ("101,102,103\n0.25,0.5,0.75\n", dict(column="102", row=0), [0.5]),
     # a first row of labels alone that is data
     ("a,b\n1,2\n", dict(column=1, row=0, header=False, size=1), None),
+    # a header of a label and node ids is a header (its "time" sits over numbers)
+    ("time,1,2\n0.0,0.5,0.6\n1.0,0.8,0.9\n", dict(column=1, row="all", size=2), [0.5, 0.8]),
+    # a value missing at a row's end is not made up from the column before it
+    ("a,b,c\n1,2,3\n4,5,\n", dict(column=-1, row=-1), None),
 ])
 def test_table_header_is_what_the_file_has(tmp_path, text, kwargs, expected):
     (tmp_path / "t.csv").write_text(text.replace(" ", ","))
     table = Table("t.csv", **kwargs)
     if expected is None:
-        with pytest.raises(OutputError, match="'b' is not a number"):
+        with pytest.raises(OutputError, match="'b' is not a number|'' is not a number"):
             table(tmp_path)
     else:
         assert table(tmp_path).tolist() == expected
@@ -281,7 +285,8 @@ def test_fortran_e_format_without_its_e():
     assert to_number("4.761905-110") == 4.761905e-110
     assert to_number("-2.885306-129") == -2.885306e-129
     assert to_number("1.5+003") == 1500.0
-    for bad in ("1-3", "1.5-", "12-31-2020", "1.5+0003", "1.2.3-4"):
+    for bad in ("1-3", "1.5-", "12-31-2020", "1.5+0003", "1.2.3-4", "1.5-3", "3.2-1",
+                "2020.12-01"):
         with pytest.raises(OutputError, match="is not a number"):
             to_number(bad)
 
