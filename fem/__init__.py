@@ -18,16 +18,17 @@ Its modules, each importing only those above it::
 >>> Membrane(l=2, b=1, t=0.0015, E=210, nu=0.3).solve().converged
 True
 """
+import os as _os
+
+from . import assembly, banded, batch, element, newton, numba_cache
 from .batch import COLUMNS, BatchResult, solve_batch
 from .convergence import ConvergenceResult, convergence
 from .membrane import (DEFAULT_PROBES, MEMORY_SHARE, STRAIN_LIMIT, Membrane, MembraneResult,
                        physical_memory_bytes, solver_memory_bytes)
 from .plot import plot_deflection, plot_load_paths
-from . import assembly, banded, element, newton, numba_cache  # noqa: E402
 
 # before any kernel runs: numba would reuse a caller's machine code after a callee changed
-numba_cache.refresh((element, banded, assembly, newton, batch),
-                    __import__("os").path.dirname(__file__))
+numba_cache.refresh((element, banded, assembly, newton, batch), _os.path.dirname(__file__))
 
 __all__ = ["COLUMNS", "BatchResult", "ConvergenceResult", "DEFAULT_PROBES", "MEMORY_SHARE",
            "Membrane", "MembraneResult", "STRAIN_LIMIT", "convergence", "physical_memory_bytes",
