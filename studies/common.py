@@ -9,8 +9,8 @@ from uqkit.execution.cache import ResultCache, cached_map, write_json
 
 __all__ = ["RUNTIME", "cache_settings", "locked", "StudyError", "StudyInputError",
            "code_modules", "code_version", "study_cache", "run_tasks", "pyplot", "save_figure",
-           "figure_section", "write_reports", "fit_restarts", "evidence_choice", "fe_model",
-           "warm_fe_pool"]
+           "figure_section", "write_reports", "best_by_evidence", "fit_restarts",
+           "evidence_choice", "fe_model", "warm_fe_pool"]
 
 
 #: Study settings that say where and how runs execute, not what they compute.
@@ -167,6 +167,18 @@ def write_reports(out, report, markdown, log=print):
     log(f"report: {os.path.join(out, 'report.md')}")
 
 
+def best_by_evidence(evidence):
+    """The index of the highest finite evidence (``np.argmax`` took a NaN for the highest,
+    and ``max`` kept a NaN that came first); 0 where none is finite.
+
+    >>> best_by_evidence([-10.0, float("nan"), 5.0]), best_by_evidence([float("nan")] * 2)
+    (2, 0)
+    """
+    values = np.asarray(evidence, dtype=float)
+    finite = np.isfinite(values)
+    return int(np.argmax(np.where(finite, values, -np.inf))) if finite.any() else 0
+
+
 def fit_restarts(make, datasets, restarts):
     """Fit ``restarts`` Laplace BDLs per data set, ``make(i, r)`` building the r-th estimator
     of data set i (its seed differing per restart), all as one :func:`surrogates.fit_many`
@@ -193,7 +205,7 @@ def fit_restarts(make, datasets, restarts):
         laplace = hasattr(group[0], "laplace_")
         evidence = [m.log_evidence_ if laplace else float("nan") for m in group]
         objective = [m.laplace_.objective if laplace else float("nan") for m in group]
-        best = int(np.argmax(evidence)) if laplace else 0
+        best = best_by_evidence(evidence) if laplace else 0
         chosen.append(group[best])
         records.append({"log_evidence": evidence, "objective": objective, "chosen": best})
     return chosen, records
@@ -216,7 +228,7 @@ def evidence_choice(cells, metrics):
     names = list(cells)
     draws = len(cells[names[0]])
     evidence = {n: [float(cells[n][i]["log_evidence"]) for i in range(draws)] for n in names}
-    chosen = [max(names, key=lambda n: evidence[n][i]) for i in range(draws)]
+    chosen = [names[best_by_evidence([evidence[n][i] for n in names])] for i in range(draws)]
     out = {"chosen": chosen, "log_evidence": evidence}
     for m in metrics:
         out[m] = [float(cells[c][i][m]) for i, c in enumerate(chosen)]

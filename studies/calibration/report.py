@@ -29,13 +29,16 @@ def _markdown(report):
              "| holds the true E t |", "|---|---|---|---|---|---|---|"]
     for name, p in report["posteriors"].items():
         et = p["Et"]
-        lines.append(f"| {name} | {p['model_runs']} | {p['seconds']:.1f} | "
+        loaded = p.get("info", {}).get("loaded_runs", 0)
+        runs = f"{p['model_runs']}" + (f" ({loaded} loaded from its store)" if loaded else "")
+        lines.append(f"| {name} | {runs} | {p['seconds']:.1f} | "
                      f"{p['log_evidence']:.4g} | {et['mean']:.5g} | [{et['interval_95'][0]:.5g},"
                      f" {et['interval_95'][1]:.5g}] | {et['holds_truth']} |")
     fits = report["fit_seconds"]
     lines += ["", "A surrogate's model runs are its predictions. The surrogates trained on "
               f"{report['fe_train_runs']} FE runs ({report['fe_train_seconds']:.1f} s of FE "
-              f"runs; fits: BDL {fits['bdl_fit']:.1f} s, GP {fits['gp_fit']:.1f} s).", "",
+              "runs" + (", loaded from their store" if report.get("fe_train_loaded") else "")
+              + f"; fits: BDL {fits['bdl_fit']:.1f} s, GP {fits['gp_fit']:.1f} s).", "",
               "Each surrogate posterior against the FE posterior (shift of the mean, ratio of "
               "the standard deviations and Wasserstein distance in FE-posterior standard "
               "deviations; does the 95% interval hold the truth):", "",

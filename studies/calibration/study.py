@@ -118,6 +118,7 @@ def run(study, log=print):
         "settings": asdict(study), "truth": dict(zip(inputs.names, truth_row.tolist())),
         "observed": observed.tolist(), "noise_std": noise_std.tolist(),
         "fe_train_runs": int(len(X)), "fe_train_seconds": train_s,
+        "fe_train_loaded": int(train.loaded),
         "posteriors": {name: {**post.to_dict(), "seconds": seconds[name],
                               "model_variance_share": post.info.get("model_variance_share"),
                               "Et": _summary(_product(post), truth_row[2] * truth_row[3])}

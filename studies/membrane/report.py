@@ -152,8 +152,8 @@ def markdown(study, r, strain):
     lines += ["", f"## Surrogate Monte Carlo vs FE truth ({study.n_uq_train} training runs)", "",
               f"Truth: {study.n_truth} FE runs (its Monte Carlo standard errors beside it). "
               "Surrogate: predictive mean at "
-              f"{study.n_surrogate_mc} inputs; the band is the 95% range over 50 posterior "
-              "function draws.", "",
+              f"{study.n_surrogate_mc} inputs; the band is the 95% range over the first 20 of "
+              "its 50 posterior function draws.", "",
               "| prior | output | surrogate mean (truth mean +- se) | surrogate std (truth std "
               "+- se) | q01 / q50 / q99 truth | "
               "q01 / q50 / q99 surrogate | KS [band] | W1 |", "|---|---|---|---|---|---|---|---|"]
@@ -181,8 +181,9 @@ def markdown(study, r, strain):
                   f"{par['fe_cpu_seconds']:.0f} s of work over a critical path of the longest "
                   f"chain of tasks ({' then '.join(par['critical_path'])}, "
                   f"{par['critical_path_seconds']:.1f} s) and the "
-                  f"serial parts ({par['serial_seconds']:.1f} s): at most "
-                  f"{par['ideal_speedup']:.1f}x faster than one core on unlimited workers"
+                  f"serial parts ({par['serial_seconds']:.1f} s): "
+                  f"{par['ideal_speedup']:.1f}x, the bound on unlimited workers' speedup over "
+                  "one core (a little above it counting the serial parts one core runs too)"
                   + (f" ({par['loaded']} tasks' seconds are those of the run that cached them)"
                      if par["loaded"] else "") + ".", ""]
     for pr in r["uq"]:

@@ -7,7 +7,7 @@ import numpy as np
 from ..common import figure_section, pyplot, save_figure
 from .settings import ACCURACY_GOAL, GRID, PRIORS, TRIALS, make_data
 
-__all__ = []
+__all__ = ["hierarchical_verdict"]
 
 
 def _effect(r):
@@ -17,6 +17,21 @@ def _effect(r):
         out[base] = {nz: {m: r[m][f"hier-{base}"][nz] - r[m][base][nz]
                           for m in ("accuracy", "nll", "ece")} for nz in TRIALS}
     return out
+
+
+def hierarchical_verdict(nll, accuracy, se):
+    """Did the hierarchical prior help, given its NLL and accuracy minus the direct prior's
+    and the NLL difference's standard error ``se``? A lower NLL with a lower accuracy is a
+    mixed outcome (it read "no clear difference"), as is the reverse.
+
+    >>> hierarchical_verdict(-0.1, -0.05, 0.01)
+    'mixed: a lower NLL but a lower accuracy'
+    """
+    if nll < -se:
+        return "yes" if accuracy >= 0 else "mixed: a lower NLL but a lower accuracy"
+    if nll > se:
+        return "no, it did worse" if accuracy <= 0 else "mixed: a higher NLL but a higher accuracy"
+    return "no clear difference"
 
 
 def _markdown(study, r):
@@ -78,8 +93,7 @@ def _markdown(study, r):
         e = eff["0.3"]
         se = np.hypot(r["nll_std"][base]["0.3"], r["nll_std"][f"hier-{base}"]["0.3"]) / np.sqrt(
             max(r["seeds"], 1))
-        verdict = ("yes" if e["nll"] < -se and e["accuracy"] >= 0 else
-                   "no, it did worse" if e["nll"] > se else "no clear difference")
+        verdict = hierarchical_verdict(e["nll"], e["accuracy"], se)
         lines.append(f"- {base}: accuracy {r['accuracy'][base]['0.3']:.4f} -> "
                      f"{r['accuracy'][f'hier-{base}']['0.3']:.4f} ({e['accuracy']:+.4f}), "
                      f"NLL {r['nll'][base]['0.3']:.4f} -> {r['nll'][f'hier-{base}']['0.3']:.4f} "

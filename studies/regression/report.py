@@ -73,7 +73,8 @@ def _markdown(study, r):
                "weight 1), its prior precision " + (
                    "and noise precision re-estimated by the Laplace evidence at the MAP weights "
                    "(the MAP noise RSS / n ignores the parameters spent on fitting)"
-                   if study.noise == "evidence" else "scaled by the evidence") +
+                   if study.noise == "evidence" else "the prior's own and the noise the MAP's "
+                   "(`laplace_prior_scale=1`)") +
                f". {study.restarts} "
                "initialisation(s) per fit; the one with the highest Laplace evidence (log "
                "marginal likelihood of the training data) is kept. All fits of a noise level "

@@ -246,3 +246,26 @@ def test_the_polynomial_ceiling_is_the_best_least_squares_polynomial():
     assert round(r2(coef), 4) == 0.9658
     rng = np.random.default_rng(0)
     assert all(r2(coef + 1e-3 * rng.normal(size=coef.shape)) < r2(coef) for _ in range(5))
+
+
+def test_the_evidence_never_chooses_a_nan():
+    """np.argmax took a NaN evidence for the highest (restart 1 of [-10, nan, 5]), and
+    max() kept a NaN candidate that came first."""
+    from studies.common import best_by_evidence, evidence_choice
+
+    nan = float("nan")
+    assert best_by_evidence([-10.0, nan, 5.0]) == 2
+    cells = {"A": [{"log_evidence": nan, "r2": 0.1}, {"log_evidence": 1.0, "r2": 0.5}],
+             "B": [{"log_evidence": 3.0, "r2": 0.9}, {"log_evidence": nan, "r2": 0.2}]}
+    out = evidence_choice(cells, ["r2"])
+    assert out["chosen"] == ["B", "A"] and out["r2"] == [0.9, 0.5]
+
+
+@pytest.mark.parametrize("nll, accuracy, verdict", [
+    (-0.1, -0.05, "mixed: a lower NLL but a lower accuracy"),  # was "no clear difference"
+    (0.1, 0.05, "mixed: a higher NLL but a higher accuracy"),  # was "no, it did worse"
+    (-0.1, 0.0, "yes"), (0.1, -0.01, "no, it did worse"), (0.0, -0.05, "no clear difference")])
+def test_the_moons_verdict_names_a_mixed_outcome(nll, accuracy, verdict):
+    from studies.moons.report import hierarchical_verdict
+
+    assert hierarchical_verdict(nll, accuracy, 0.01) == verdict

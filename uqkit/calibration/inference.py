@@ -112,6 +112,8 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
         x = evaluate.to_inputs(u)
         sigma = extra[:, -1:] if noise.sampled else noise.std[None, :]
         info = {"noise": noise.describe()}
+        if evaluate.loaded:  # a rerun's runs taken from its store: not this call's seconds
+            info["loaded_runs"] = evaluate.loaded
         if evaluate.variance_used:
             var = extra[:, Y.shape[1]:2 * Y.shape[1]]
             info["model_variance_share"] = float(np.mean(var / (var + sigma ** 2)))
@@ -194,7 +196,7 @@ class _Evaluator:
         self.variance_used = self.in_process
         self.execution = {"executor": executor, "workers": workers, "dask": dask}
         self.store, self.progress = store, progress
-        self.runs = self.failed = self.batches = 0
+        self.runs = self.failed = self.batches = self.loaded = 0
         self.output_names = tuple(getattr(model, "output_names", ()) or
                                   (f"y{c}" for c in range(Y.shape[1])))
         self._runner = None
@@ -256,6 +258,7 @@ class _Evaluator:
                                   store=store, progress=self.progress,
                                   model_key=self._runner.model_key, stop_systematic=False)
             mean, var = res.outputs, None
+            self.loaded += res.loaded
             if not res.ok.any():  # runs that raised have no outputs at all
                 reasons = res.failures().most_common()
                 if self.batches == 0 and len(reasons) == 1:

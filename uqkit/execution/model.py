@@ -107,10 +107,10 @@ def check_output_names(names):
     """``names`` as a tuple, or a ValueError naming those it holds twice: their columns would
     share a name, and a summary or an analysis would read one of them for both.
 
-    >>> check_output_names(["u_0", "u_1", "u_0"])
+    >>> check_output_names(["u_0", "u_1", "u_0"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: output names ['u_0'] appear more than once in ('u_0', 'u_1', 'u_0'); an output of size m is the columns name_0 .. name_{m-1}, so rename one
+    ValueError: output names ['u_0'] appear more than once in ('u_0', 'u_1', 'u_0'); ...
     """
     names = tuple(names)
     twice = sorted({n for n in names if names.count(n) > 1})

@@ -130,6 +130,9 @@ def test_each_batch_has_its_store_and_a_rerun_runs_nothing(tmp_path):
     n_calls = len(counted.calls)
     again = run(counted, store=tmp_path / "runs")
     assert len(counted.calls) == n_calls and np.array_equal(again.samples, first.samples)
+    # and it says so: its runs came from the store (the calibration study's report gave a
+    # rerun's FE posterior its 104,000 "model runs" and seconds as if made again)
+    assert "loaded_runs" not in first.info and again.info["loaded_runs"] == again.model_runs
 
 
 def test_emcee_defaults_and_draws_from_every_walker():

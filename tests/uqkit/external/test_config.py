@@ -190,7 +190,8 @@ def test_other_sobol_sizes_are_refused(tmp_path, n):
     (BASE + '[sobol]\nseed = "x"\n', r": \[sobol\] seed must be an integer >= 0, got seed='x'$"),
     (BASE.replace('file = "out.txt"', "file = 5"),
      r": \[outputs.v\]: Regex\('v = \(\\\\S\+\)'\): file must be a file name or None, got file=5$"),
-    (BASE.replace('regex = \'v = (\\S+)\'\nfile = "out.txt"', 'table = "t.csv"\ncolumn = 0\ncomments = 5'),
+    (BASE.replace('regex = \'v = (\\S+)\'\nfile = "out.txt"',
+                  'table = "t.csv"\ncolumn = 0\ncomments = 5'),
      r": \[outputs.v\]: Table\('t.csv'\): comments must be a string or None, got comments=5$"),
 ])
 def test_a_bad_study_file_is_refused_naming_the_file_key_and_value(tmp_path, text, message):
