@@ -89,7 +89,7 @@ def add_study(sub):
     d = _defaults("studies.moons", "MoonsStudy")
     _option(c, d, "--seeds", "data draws per cell")
     _option(c, d, "--epochs", "Adam epochs of the mean-field VI fits: the hierarchical Cauchy "
-            "row, every row with --paper", paper=50000)
+            "row, every row with --paper", paper="50000 unless given")
     _laplace_options(c, d)
     c.set_defaults(func=_run_moons)
 

@@ -7,10 +7,10 @@ import numpy as np
 
 from uqkit.execution.cache import ResultCache, cached_map, write_json
 
-__all__ = ["RUNTIME", "cache_settings", "locked", "StudyError", "StudyInputError",
-           "code_modules", "code_version", "study_cache", "run_tasks", "pyplot", "save_figure",
-           "figure_section", "write_reports", "best_by_evidence", "fit_restarts",
-           "evidence_choice", "fe_model", "warm_fe_pool"]
+__all__ = ["RUNTIME", "SHARED_CODE", "cache_settings", "locked", "StudyError",
+           "StudyInputError", "code_modules", "code_version", "study_cache", "run_tasks",
+           "pyplot", "save_figure", "figure_section", "write_reports", "best_by_evidence",
+           "fit_restarts", "evidence_choice", "fe_model", "warm_fe_pool"]
 
 
 #: Study settings that say where and how runs execute, not what they compute.
@@ -77,15 +77,24 @@ class StudyInputError(ValueError):
     """Data the user gave a study (a file, say) is unusable: the message names it."""
 
 
+#: The code every study's cached results may depend on, beside the study's own package: the
+#: surrogates, uqkit (statistics, metrics of propagation, the analyses) and these helpers
+#: (``fit_restarts`` picks the restart a cached fit keeps). The FE solver's code keys its
+#: runs' stores instead (:data:`uqkit.adapters.FEM_SOLVER_MODULES`).
+SHARED_CODE = ("surrogates", "uqkit", "studies.common")
+
+
 def code_modules(*modules):
-    """The modules whose source keys a study's cache: the whole :mod:`surrogates` package and
+    """The modules whose source keys a study's cache: the packages of :data:`SHARED_CODE` and
     each named module, a package with every module inside it at any depth (a subpackage's
     ``__init__`` alone would miss a changed trainer in ``surrogates/meanfield/``). Found on
-    disk, not imported."""
+    disk, not imported. A study names its whole package: naming one module of it missed the
+    code that computes its tasks (an edit of ``studies/membrane/tasks.py`` halving R^2 was
+    served the old tables)."""
     from importlib.util import find_spec
 
     names = []
-    for name in ("surrogates", *modules):
+    for name in dict.fromkeys((*SHARED_CODE, *modules)):
         top, *rest = name.split(".")
         spec = find_spec(top)  # a top-level name: nothing is imported
         folder = os.path.join(os.path.dirname(spec.origin), *rest)
@@ -103,7 +112,7 @@ def code_modules(*modules):
 
 
 def code_version(*modules):
-    """A hash of the source of the :mod:`surrogates` package and the named modules
+    """A hash of the source of the :data:`SHARED_CODE` packages and the named modules
     (:func:`code_modules`): the code a study's cached results depend on, so that a changed
     trainer or study retrains instead of reusing stale fits."""
     from uqkit.execution.identity import source_digest

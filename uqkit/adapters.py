@@ -1,11 +1,27 @@
 """Thin adapters joining the stand-alone packages to uqkit's model protocol."""
 import numpy as np
 
-__all__ = ["FEM_SOLVER_MODULES", "MembraneModel", "SurrogateModel", "make_surrogate"]
+__all__ = ["FEM_NOT_SOLVER", "FEM_SOLVER_MODULES", "MembraneModel", "SurrogateModel", "make_surrogate"]
+
+#: fem's modules that do not compute a solve's result (the rest key its runs' stores).
+FEM_NOT_SOLVER = ("fem.plot", "fem.convergence")
+
+
+def _fem_modules():
+    """Every module of the fem package but :data:`FEM_NOT_SOLVER`, found on disk (not
+    imported). A hand-written list missed ``fem.system`` (the loads and probe weights): an edit
+    scaling the load by 1.5 was served the old deflections from the store."""
+    import os
+    from importlib.util import find_spec
+
+    folder = os.path.dirname(find_spec("fem").origin)
+    names = ["fem"] + [f"fem.{f[:-3]}" for f in sorted(os.listdir(folder))
+                       if f.endswith(".py") and f != "__init__.py"]
+    return tuple(n for n in names if n not in FEM_NOT_SOLVER)
+
 
 #: The modules of the FE solver whose source identifies its results.
-FEM_SOLVER_MODULES = ("fem.element", "fem.assembly", "fem.banded", "fem.newton", "fem.mesh",
-                      "fem.membrane", "fem.presets", "fem.batch", "fem.start")
+FEM_SOLVER_MODULES = _fem_modules()
 
 
 class MembraneModel:

@@ -32,7 +32,8 @@ class CalibrationStudy:
         workers, dask: processes (or a Dask scheduler) for the FE runs.
         progress: progress bars.
         nx, ny: the FE mesh.
-        paper: unused (the study has no paper counterpart); accepted for the command line.
+        paper: refused (the study has no paper counterpart; ``--paper`` was silently
+            ignored).
     """
 
     out: str
@@ -57,6 +58,13 @@ class CalibrationStudy:
         check_int(self.n_samples, "n_samples", 50)
         check_int(self.n_train, "n_train", 8)
         check_int(self.max_iter, "max_iter", 1)
+        if self.paper:
+            raise ValueError("--paper: the calibration study has no counterpart in the paper, "
+                             "so no paper settings to run")
+        if self.workers is not None:
+            from uqkit.execution.executors import worker_count
+
+            self.workers = worker_count(self.workers)
         from uqkit.adapters import MembraneModel
 
         MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from fem.presets import PAPER_PROBES
 from uqkit.adapters import MembraneModel
-from uqkit.execution.executors import cpu_count
+from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
 __all__ = ["PROBES", "PAPER_R2", "PRIORS", "MembraneStudy", "discretisation_levels"]
@@ -82,9 +82,7 @@ class MembraneStudy:
         self.train_sizes = tuple(sorted(int(n) for n in self.train_sizes))
         if self.paper:
             self.n_truth = max(self.n_truth, 500_000)
-        self.workers = cpu_count() if self.workers is None else int(self.workers)
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got workers={self.workers}")
+        self.workers = worker_count(self.workers)
         MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now
         if discretisation_levels(self.nx, self.ny) < 3:
             raise ValueError(f"a {self.nx} x {self.ny} mesh refined twice (for its "

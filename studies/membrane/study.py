@@ -82,7 +82,7 @@ def fit_settings(study, model):
             "n_pool": n_pool, "n_validation": study.n_validation,
             "n_calibration": study.n_calibration, "priors": study.priors,
             "max_iter": study.max_iter, "model": model.describe(),
-            "code": code_version(__name__), "fit_version": 7}
+            "code": code_version(__package__), "fit_version": 7}
 
 
 # -- the study ---------------------------------------------------------------------------------
@@ -220,6 +220,10 @@ def run(study, log=print):
     uq_extra = {"n_surrogate_mc": study.n_surrogate_mc, "truth_sha256": hashlib.sha256(
         np.ascontiguousarray(fe.Wt).tobytes()).hexdigest()}
     extra = {f"{key}-{prior_name}": uq_extra for prior_name in study.priors}
+    # a Table-4 part is keyed by its fits too: another --n-seeds splits them otherwise, and a
+    # cached part of other fits was loaded (a KeyError for the fit it lacked)
+    extra.update({k: {"fits": [f.key for f in t.fits]} for k, t in tasks.items()
+                  if isinstance(t, TableTask)})
     task_settings = {k: dict(settings, task=k, **extra.get(k, {})) for k in tasks}
     after = uq_order(tasks)
     for mc, fit in after.items():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uqkit.execution.executors import cpu_count
+from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
 __all__ = ["PRIORS", "TRIALS", "GRID", "ACCURACY_GOAL", "MoonsStudy", "make_data"]
@@ -51,9 +51,10 @@ class MoonsStudy:
     def __post_init__(self):
         for name in ("seeds", "epochs", "batch_size", "max_iter", "restarts"):
             check_count(getattr(self, name), name)
-        if self.paper:
-            self.epochs, self.lr = 50_000, 1e-3
-        self.workers = cpu_count() if self.workers is None else int(self.workers)
+        if self.paper:  # the paper's epochs unless others were asked for
+            self.epochs = 50_000 if self.epochs == MoonsStudy.epochs else self.epochs
+            self.lr = 1e-3
+        self.workers = worker_count(self.workers)
 
 
 def make_data(n, noise, seed):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uqkit.execution.executors import cpu_count
+from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
 __all__ = ["NOISES", "BASELINES", "BAYESIAN", "BAYESIAN_PAPER", "METHODS", "HIER", "GP_MARGIN",
@@ -96,7 +96,7 @@ class RegressionStudy:
                              f"tempered_kl={self.tempered_kl!r}")
         if self.noise not in ("evidence", "map"):
             raise ValueError(f"noise must be 'evidence' or 'map', got noise={self.noise!r}")
-        self.workers = cpu_count() if self.workers is None else int(self.workers)
+        self.workers = worker_count(self.workers)
 
 
 def bayesian(study):

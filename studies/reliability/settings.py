@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from uqkit.adapters import MembraneModel
-from uqkit.execution.executors import cpu_count
+from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
 __all__ = ["PROBES", "METHODS", "ReliabilityStudy"]
@@ -83,7 +83,5 @@ class ReliabilityStudy:
         if self.n_truth * q < 10:
             raise ValueError(f"n_truth={self.n_truth} expects fewer than 10 failures at Pf "
                              f"~ {q}; raise n_truth to at least {math.ceil(10 / q)}")
-        self.workers = cpu_count() if self.workers is None else int(self.workers)
-        if self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got workers={self.workers}")
+        self.workers = worker_count(self.workers)
         MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now

@@ -5,7 +5,7 @@ Imports: numpy and uqkit (and fem's presets); nothing of the study's other modul
 import os
 from dataclasses import dataclass
 
-from uqkit.execution.executors import cpu_count
+from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
 __all__ = ["SYNTHETIC", "PRIORS", "NETS", "PAPER_RMS", "WindStudy"]
@@ -63,4 +63,4 @@ class WindStudy:
             raise ValueError(f"--tpu: {self.tpu} is a directory, not a TPU .mat file")
         if not os.path.isfile(self.tpu):
             raise ValueError(f"--tpu: no such file: {self.tpu}")
-        self.workers = cpu_count() if self.workers is None else int(self.workers)
+        self.workers = worker_count(self.workers)

@@ -189,3 +189,47 @@ def test_a_larger_monte_carlo_reuses_the_uq_fits_and_a_lost_fit_file_is_refitted
     assert third["parallelism"]["loaded"] == n_tasks - 3  # the direct fit and both Monte Carlos
     assert os.path.exists(os.path.join(cache, direct[0]))
     assert again["uq"] == first["uq"]
+
+
+def test_more_seeds_in_the_same_folder_fit_the_new_ones(tiny, tmp_path):
+    """--n-seeds 2, then 3 in the same --out: a Table-4 part was keyed by its name alone, so
+    the cached part of 4 fits was loaded for the part of 6 (KeyError: its third seed)."""
+    import shutil
+    from dataclasses import replace
+
+    study, first = tiny
+    out = tmp_path / "copy"
+    shutil.copytree(study.out, out)
+    more = run(replace(study, out=str(out), n_seeds=3), log=lambda *_: None)
+    assert more["fe_runs_computed"] == 0
+    for prior in ("direct", "hierarchical"):
+        for n in ("16", "32"):
+            lo, hi = more["table"][prior][n]["r2"]["min"], more["table"][prior][n]["r2"]["max"]
+            old = first["table"][prior][n]["r2"]
+            # the two old seeds are among the three: their range lies inside the new one
+            assert all(a <= b for a, b in zip(lo, old["min"]))
+            assert all(a >= b for a, b in zip(hi, old["max"]))
+
+
+@pytest.mark.parametrize("name", ["membrane", "regression", "moons", "wind", "reliability",
+                                  "calibration"])
+@pytest.mark.parametrize("workers", ["0", "-1"])
+def test_every_study_refuses_a_bad_worker_count_in_one_line(name, workers, tmp_path, capsys):
+    """regression, moons and wind raised a traceback; calibration took 0 for every core, ran
+    its 104,000-run FE posterior, then failed."""
+    from uqkit.cli import main
+
+    assert main(["study", name, "--out", str(tmp_path), "--workers", workers]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"workers must be an integer >= 1, got workers={workers}" in err[0]
+
+
+def test_paper_flags_do_what_their_help_says(tmp_path):
+    """calibration --paper was silently ignored; moons --paper replaced an explicit --epochs
+    by 50000."""
+    from studies.moons import MoonsStudy
+    from uqkit.cli import main
+
+    assert main(["study", "calibration", "--out", str(tmp_path), "--paper"]) == 2
+    assert MoonsStudy(out=str(tmp_path), paper=True, epochs=1000).epochs == 1000
+    assert MoonsStudy(out=str(tmp_path), paper=True).epochs == 50_000

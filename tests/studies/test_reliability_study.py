@@ -111,7 +111,7 @@ def test_rerun_recomputes_nothing(tiny):
     ({"n_truth": 1000}, "n_truth=1000 expects fewer than 10 failures"),
     ({"n_sobol": 1000}, "n_sobol must be a power of two, got n_sobol=1000"),
     ({"max_runs": 0}, "max_runs"),
-    ({"workers": 0}, "workers must be >= 1"),
+    ({"workers": 0}, "workers must be an integer >= 1"),
 ])
 def test_bad_settings_are_named(tmp_path, kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):

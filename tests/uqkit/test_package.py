@@ -90,3 +90,35 @@ def test_the_version_has_one_source():
                          text=True, timeout=120)
     assert out.stdout.strip() == f"uqkit {declared}"
     assert tuple(int(v) for v in declared.split(".")[:2]) >= (0, 2)
+
+
+def test_the_fe_stores_are_keyed_by_every_module_of_the_solver():
+    """fem.system (the loads and probe weights) was missing from the hand-written list: an
+    edit scaling the load by 1.5 was served the old deflections from the store."""
+    import pathlib
+
+    import fem
+    from uqkit.adapters import FEM_NOT_SOLVER, FEM_SOLVER_MODULES
+
+    on_disk = {f"fem.{p.stem}" for p in pathlib.Path(fem.__file__).parent.glob("*.py")
+               if p.stem != "__init__"} | {"fem"}
+    assert set(FEM_SOLVER_MODULES) == on_disk - set(FEM_NOT_SOLVER)
+    assert "fem.system" in FEM_SOLVER_MODULES
+
+
+def test_a_studys_cache_is_keyed_by_its_whole_package_and_the_shared_code():
+    """The membrane fits were keyed by studies.membrane.study alone: an edit of tasks.py that
+    halved R^2 was served the old tables; regression's by its package without
+    studies.common, whose fit_restarts picks the restart a cached fit keeps."""
+    from studies.common import code_modules
+    from studies.membrane import study
+
+    names = set(code_modules(study.__package__))
+    assert {"studies.membrane.tasks", "studies.membrane.report", "studies.common",
+            "uqkit.statistics", "surrogates.metrics"} <= names
+    from studies.common import code_version
+    from studies.membrane import MembraneStudy, fit_settings
+    from uqkit.adapters import MembraneModel
+
+    settings = fit_settings(MembraneStudy(out="unused", workers=1), MembraneModel())
+    assert settings["code"] == code_version("studies.membrane")

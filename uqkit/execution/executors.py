@@ -18,6 +18,7 @@ and the workers do not re-run the parent's ``__main__``, so a script without an
 This module imports nothing heavy, so that a worker can cap its thread pools before numpy,
 numba or torch start theirs.
 """
+import numbers
 import os
 import sys
 import threading
@@ -26,7 +27,7 @@ from contextlib import contextmanager
 
 __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
            "kill_child_groups", "watch_parent", "worker_init", "WORKER_MEMORY_GROWTH",
-           "end_worker", "cpu_count", "SIGNAL_POLL", "interrupt_guard", "check_interrupt",
+           "end_worker", "cpu_count", "worker_count", "SIGNAL_POLL", "interrupt_guard", "check_interrupt",
            "iter_completed", "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS",
            "check_picklable", "local_executor", "warm_pool", "start_context", "is_local_pool",
            "release_workers", "FEEDER_GRACE", "join_queue_feeders", "stop_executor",
@@ -149,6 +150,20 @@ def cpu_count():
     import loky
 
     return loky.cpu_count()
+
+
+def worker_count(workers):
+    """``workers`` as processes to start: :func:`cpu_count` for None, else an integer >= 1
+    (a ValueError naming it: ``--workers 0`` ran a whole study on every core, then failed).
+
+    >>> worker_count(2)
+    2
+    """
+    if workers is None:
+        return cpu_count()
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got workers={workers!r}")
+    return int(workers)
 
 
 #: Seconds between two checks for signals while the main thread waits for futures.

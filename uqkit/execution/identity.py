@@ -256,8 +256,25 @@ def _function_data(f):
             if _is_user_code(type(value).__module__):
                 out.append((f"global {name} class", type(value)))
         if inspect.ismodule(value) and _is_user_code(value.__name__):
-            out += [(f"global {name}.{attr}", v) for attr, v in sorted(vars(value).items())
-                    if attr in names and attr not in stored_attributes and _is_atom(v)]
+            out += _module_attributes(f"global {name}", value, names, stored_attributes)
+    return out
+
+
+def _module_attributes(label, module, names, stored_attributes, seen=None):
+    """``(label, value)`` of the atoms and user submodules of a user module that code names,
+    submodules followed in turn (``import pkg.sub``, ``pkg.sub.f()``: only ``pkg/__init__.py``
+    was hashed, and an edit of ``f`` served the old results)."""
+    seen = set() if seen is None else seen
+    seen.add(module.__name__)
+    out = []
+    for attr, v in sorted(vars(module).items()):
+        if attr not in names or attr in stored_attributes:
+            continue
+        if _is_atom(v):
+            out.append((f"{label}.{attr}", v))
+        elif inspect.ismodule(v) and _is_user_code(v.__name__) and v.__name__ not in seen:
+            out.append((f"{label}.{attr}", v))
+            out += _module_attributes(f"{label}.{attr}", v, names, stored_attributes, seen)
     return out
 
 

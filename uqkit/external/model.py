@@ -304,11 +304,14 @@ class ExternalModel:
         """The model's identity for the study store and the result cache: the templates'
         content, the command and the program it finds, the output parsers (a function's
         code), the inputs, constants, environment and timeout, and the source of this
-        package. An edited deck or parser is never served old results."""
+        package, and of the files the command names by absolute path (``python3
+        /abs/solver.py``: an edited script was served its old results). An edited deck or
+        parser is never served old results."""
         from ..execution.identity import source_digest
 
         return {"model": "uqkit.external", "templates": self.template.digest(),
                 "command": self.command, "shell": self.shell, "program": self.program,
+                "argument_files": _argument_files(self.command),
                 "outputs": {name: p.describe() for name, p in self.outputs.items()},
                 "input_names": list(self.input_names), "constants": self.constants,
                 "env": self.env, "timeout": self.timeout,
@@ -356,6 +359,18 @@ def _command(command, shell):
         raise ValueError(f"command must be a list of strings (the program and its arguments; "
                          f"shell=True for a shell line), got {command!r}")
     return [os.fspath(a) for a in command]
+
+
+def _argument_files(command):
+    """``{path: sha256}`` of the files the command's arguments name by absolute path (a
+    relative one is a file of the run directory, which the template's digest covers)."""
+    import shlex
+
+    try:
+        words = shlex.split(command) if isinstance(command, str) else list(command)
+    except ValueError:  # a shell line shlex cannot split: its words as they stand
+        words = command.split()
+    return {w: _digest(Path(w)) for w in words[1:] if os.path.isabs(w) and os.path.isfile(w)}
 
 
 def _find_program(command, shell, template):

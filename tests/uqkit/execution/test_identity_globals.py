@@ -272,3 +272,21 @@ def test_the_models_own_module_under_another_name_is_not_a_holder(project):
         assert describe_model(beam.run) == before
     finally:
         del sys.modules["beam_n_alias"]
+
+
+def test_a_submodule_reached_through_its_package_is_followed(project):
+    """``import pkg.sub`` then ``pkg.sub.scale(x)``: only ``pkg/__init__.py`` was hashed, so an
+    edit of ``scale`` (2 x to 3 x) was served the stored 2 x."""
+    write, load = project
+    identities = []
+    for factor in (2.0, 3.0):
+        write(pkg_s____init__="", pkg_s__sub=f"def scale(x):\n    return {factor} * x\n",
+              pkg_s__deep____init__="",
+              pkg_s__deep__leaf=f"def shift(x):\n    return x + {factor}\n",
+              model_s="import pkg_s.sub\nimport pkg_s.deep.leaf\n\n"
+                      "def model(X):\n    return pkg_s.deep.leaf.shift(pkg_s.sub.scale(X))\n")
+        identities.append(describe_model(load("model_s").model)["fingerprint"])
+    assert identities[0] != identities[1]
+    write(pkg_s__sub="def scale(x):\n    return 3.0 * x\n",
+          pkg_s__deep__leaf="def shift(x):\n    return x + 2.0\n")  # only the deeper one back
+    assert describe_model(load("model_s").model)["fingerprint"] not in identities

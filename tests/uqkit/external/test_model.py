@@ -128,6 +128,25 @@ def test_bad_settings_are_refused_naming_the_value(deck):
         ExternalModel(deck, ["sh", "run.sh"], outputs={"y": VALUE}, input_names=["x", "y z"])
 
 
+def test_an_edited_script_the_command_names_is_never_served_old_results(tmp_path):
+    """``python3 /abs/solver.py``: only the interpreter was in the model's identity, so an
+    edit of the script (2 a to 3 a) was served the stored 2 a."""
+    (tmp_path / "deck.txt").write_text("{{ a }}\n")
+    solver = tmp_path / "solver.py"
+    store = tmp_path / "st"
+    X = np.array([[1.0], [2.0]])
+    for factor in (2, 3):
+        solver.write_text(f"print({factor} * float(open('deck.txt').read()))\n")
+        model = ExternalModel(tmp_path / "deck.txt", [sys.executable, str(solver)],
+                              outputs={"y": VALUE}, input_names=["a"])
+        if factor == 2:
+            res = propagate(model, X, executor="serial", store=store, progress=False)
+            assert res.outputs[:, 0].tolist() == [2.0, 4.0]
+        else:
+            with pytest.raises(StoreMismatchError, match="argument_files"):
+                propagate(model, X, executor="serial", store=store, progress=False)
+
+
 def test_an_edited_deck_or_parser_is_never_served_old_results(deck, tmp_path):
     store = tmp_path / "st"
     s = _samples(4)
