@@ -1,7 +1,8 @@
 """Thin adapters joining the stand-alone packages to uqkit's model protocol."""
 import numpy as np
 
-__all__ = ["FEM_NOT_SOLVER", "FEM_SOLVER_MODULES", "MembraneModel", "SurrogateModel", "make_surrogate"]
+__all__ = ["FEM_NOT_SOLVER", "FEM_SOLVER_MODULES", "MembraneModel", "SurrogateModel",
+           "make_surrogate"]
 
 #: fem's modules that do not compute a solve's result (the rest key its runs' stores).
 FEM_NOT_SOLVER = ("fem.plot", "fem.convergence")

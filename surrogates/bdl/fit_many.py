@@ -69,10 +69,10 @@ def fit_many(estimators, datasets, n_jobs=None):
     data (sizes included), seed and prior. A member equals its single fit bit for bit where
     its training rows times each hidden layer's width are whole multiples of 16 (tested):
     torch's element-wise kernels compute the last numbers of a tensor that is not (its
-    activations) by other code, a
-    difference of 1e-16 that L-BFGS amplifies in a fit that stops at ``max_iter`` (50 rows of
-    a noise-free function, the default network: predictions 7% apart, 0.5 of their
-    predictive std at most; :mod:`surrogates.laplace.fit`).
+    activations) by other code, a difference of 1e-16 that L-BFGS amplifies in a fit that
+    stops at ``max_iter`` (50 rows of a noise-free function, the default network:
+    predictions 7% apart, 0.5 of their predictive std at most;
+    :mod:`surrogates.laplace.fit`).
     ``inference="meanfield"`` regression estimators that the batched trainer takes
     (:func:`_batched_meanfield_reason`) train as one program per architecture, batch size,
     ``n_samples``, ``learn_noise``, prior family and thread/progress setting

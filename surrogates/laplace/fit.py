@@ -328,7 +328,8 @@ def _fit(net, xs, ys, task, priors, w0, noise_std, learn_noise, noise_prior, max
         res = minimize(fun, theta0, max_iter=max_iter, gtol=gtol, subsets=True)
     out = []
     for i in range(K):
-        scale = "evidence" if prior_scales is not None and prior_scales[i] == "evidence" else 1.0
+        scale = "evidence" if prior_scales is not None and isinstance(prior_scales[i], str) \
+            else 1.0
         log_tau = res.x[i, P:] if regression else None
         # a noise prior is honoured by the MAP's noise; the evidence step would drop it
         post = posterior(net, res.x[i, :P], xs[i], ys[i], task, priors[i], log_tau, scale,

@@ -27,12 +27,12 @@ from contextlib import contextmanager
 
 __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
            "kill_child_groups", "watch_parent", "worker_init", "WORKER_MEMORY_GROWTH",
-           "end_worker", "cpu_count", "worker_count", "SIGNAL_POLL", "interrupt_guard", "check_interrupt",
-           "iter_completed", "SerialExecutor", "DEFAULT_START_METHOD", "IDLE_SECONDS",
-           "check_picklable", "local_executor", "warm_pool", "start_context", "is_local_pool",
-           "release_workers", "FEEDER_GRACE", "join_queue_feeders", "stop_executor",
-           "WORKER_GRACE", "MissingDependencyError",
-           "DASK_CONNECT_SECONDS", "DASK_INSTALL", "dask_client_class", "make_executor"]
+           "end_worker", "cpu_count", "worker_count", "SIGNAL_POLL", "interrupt_guard",
+           "check_interrupt", "iter_completed", "SerialExecutor", "DEFAULT_START_METHOD",
+           "IDLE_SECONDS", "check_picklable", "local_executor", "warm_pool", "start_context",
+           "is_local_pool", "release_workers", "FEEDER_GRACE", "join_queue_feeders",
+           "stop_executor", "WORKER_GRACE", "MissingDependencyError", "DASK_CONNECT_SECONDS",
+           "DASK_INSTALL", "dask_client_class", "make_executor"]
 
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
