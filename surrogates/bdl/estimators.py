@@ -214,8 +214,12 @@ class _BaseBDL(BaseEstimator):
             return self._fit(X, Y)
 
     def _prepare(self, X, y):
-        """Check the settings and the training data; returns the validated (X, Y)."""
+        """Check the settings and the training data; returns the validated (X, Y). The
+        settings are recorded as ``fit_config_``: a saved model is the fitted one, whatever
+        ``set_params`` changed since (a tanh fit saved after ``activation="relu"`` loaded
+        as a relu network)."""
         self._check_settings()
+        self.fit_config_ = self._config()
         X, Y = self._fit_data(X, y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
@@ -413,7 +417,7 @@ class BDL(MultiOutputRegressorMixin, _BaseBDL):
             raise ValueError(f"y must be {' or '.join(map(str, shapes))} for {len(X)} rows of "
                              f"X and {k} output(s), got shape {Y.shape}")
         Y = Y.reshape(len(X), k)
-        previous = self.variance_scale_
+        previous = getattr(self, "variance_scale_", None)  # a loaded model may have none
         self.variance_scale_ = np.ones(k)
         try:
             pred = self.predict_distribution(X, n_samples=n_samples, levels=())

@@ -1,10 +1,10 @@
 """A BDL estimator on disk: one ``torch.save`` file of plain data (``weights_only`` loads).
 
 Format (``FORMAT``, version ``FORMAT_VERSION``): a dict with ``format``, ``version``,
-``estimator`` (the class name), ``config`` (the constructor arguments), ``sizes`` (the layer
-widths), ``state`` (the engine's tensors: the Laplace posterior's, or the mean-field model's
-state dict), ``x_scaler``, ``y_scaler``, ``single_output``, ``variance_scale`` and
-``classes``. Version 1 files (one class with a ``task`` setting) are read too.
+``estimator`` (the class name), ``config`` (the constructor arguments it was fitted with),
+``sizes`` (the layer widths), ``state`` (the engine's tensors: the Laplace posterior's, or the
+mean-field model's state dict), ``x_scaler``, ``y_scaler``, ``single_output``,
+``variance_scale`` and ``classes``. Version 1 files (one class with a ``task`` setting) are read too.
 
 Imports numpy, torch, the two engines and the surrogates' networks, likelihoods and scaling.
 """
@@ -29,7 +29,8 @@ def save(est, path):
     engine = est.engine_
     state, sizes = engine.state(), engine.sizes
     blob = {"format": FORMAT, "version": FORMAT_VERSION, "estimator": type(est).__name__,
-            "config": est._config(), "sizes": list(sizes), "state": state,
+            "config": getattr(est, "fit_config_", None) or est._config(),
+            "sizes": list(sizes), "state": state,
             "x_scaler": est.x_scaler_.state(),
             "y_scaler": None if est.y_scaler_ is None else est.y_scaler_.state(),
             "single_output": bool(getattr(est, "single_output_", False)),
