@@ -86,6 +86,20 @@ class PerRunModel:
         check_int(cores_per_run, "cores_per_run", 1)
         self.chunk_size, self.cores_per_run = chunk_size, cores_per_run
 
+    def __getstate__(self):
+        """The function as cloudpickle's bytes: by value where cloudpickle sends it so (a
+        study file's module), whatever pickles the model. Dask pickles plainly first, by
+        reference, and its workers, which cannot import such a module, failed every task
+        while the study waited for them."""
+        import cloudpickle
+
+        return {**vars(self), "function": cloudpickle.dumps(self.function)}
+
+    def __setstate__(self, state):
+        import pickle
+
+        self.__dict__.update(state, function=pickle.loads(state["function"]))
+
     def __call__(self, X, context=None):
         """Run ``function`` on each row of X (n, d); a :class:`ModelOutput` with each run's
         outputs, status and reason. ``context`` (a :class:`RunContext`) places the rows in a
@@ -109,7 +123,8 @@ class PerRunModel:
                 continue
             try:
                 values, reason = self._answer(self._call(x), k), "ok"
-            except Exception as exc:  # noqa: BLE001 - the run's failure, with its reason
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the run's failure
+                # (sys.exit() in a solver's wrapper ended the whole study)
                 first_traceback = first_traceback or traceback.format_exc()
                 values, reason = None, f"raised {type(exc).__name__}: {exc}"
             if values is not None:
@@ -138,6 +153,13 @@ class PerRunModel:
                 raise ValueError(f"the function returned {sorted(result)}, not the "
                                  f"output_names {list(self.output_names)}")
             result = [result[name] for name in self.output_names]
+        elif hasattr(result, "keys") and not isinstance(result, np.ndarray) and all(
+                isinstance(key, str) for key in result.keys()):  # a labelled pandas Series
+            return self._answer(dict(result.items()), k)  # by name: by position swapped them
+        if isinstance(result, (list, tuple)) and any(isinstance(v, (bool, np.bool_))
+                                                     for v in result):
+            raise ValueError(f"the function returned a bool among its outputs ({result!r:.60}); "
+                             "return numbers")
         try:
             values = np.asarray(result)
         except ValueError:  # a ragged sequence

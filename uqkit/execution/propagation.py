@@ -226,7 +226,9 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
     chunk_size = int(chunk_size)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
-    run = _Run(model, X, chunk_size, None if store is None else os.fspath(store), progress)
+    # an absolute path: a model run in this process may change the working directory
+    run = _Run(model, X, chunk_size, None if store is None else os.path.abspath(store),
+               progress)
     run.cost_key = cost_key
     if not stop_systematic:
         run.systematic = False

@@ -187,6 +187,9 @@ class StudyStore:
         self.directory = os.fspath(directory)
         if not self.directory:
             raise StoreMismatchError("a store needs a directory; got an empty path")
+        # fixed now: a model run in this process may change the working directory (os.chdir
+        # in a user's function sent every later chunk into a folder of its own)
+        self.directory = os.path.abspath(self.directory)
         if os.path.exists(self.directory) and not os.path.isdir(self.directory):
             raise StoreMismatchError(f"the store {self.directory!r} is a file, not a directory: "
                                      "give a new or a store's directory")

@@ -76,6 +76,9 @@ def test_a_run_that_raises_fails_alone_with_its_reason_and_traceback():
     (True, None, "returned a bool (True)"),
     ([1.0, [2.0, 3.0]], None, "returned a list"),
     (1 + 2j, None, "complex outputs"),
+    # a bool among the outputs was read as 1.0 (a bare bool was refused)
+    ([2.0, True], ("a", "b"), "returned a bool among its outputs"),
+    ({"a": 2.0, "b": True}, ("a", "b"), "returned a bool among its outputs"),
 ])
 def test_a_run_with_a_bad_answer_fails_with_a_reason_that_names_it(answer, names, reason):
     model = PerRunModel(lambda x: answer if x[0] == 1 else
@@ -89,6 +92,46 @@ def test_a_run_with_a_bad_answer_fails_with_a_reason_that_names_it(answer, names
 def test_a_dict_answer_is_ordered_by_output_names():
     model = PerRunModel(lambda x: {"s": 2 * x[0], "v": x[0] + 1}, output_names=["v", "s"])
     np.testing.assert_array_equal(model(np.array([[1.0], [3.0]])).values, [[2, 2], [4, 6]])
+
+
+def test_a_labelled_series_answer_is_read_by_name():
+    """pandas.Series({"s": ..., "v": ...}) for output_names ["v", "s"] was read by position:
+    s's values under v, status ok."""
+    pd = pytest.importorskip("pandas")
+    model = PerRunModel(lambda x: pd.Series({"s": 2 * x[0], "v": x[0] + 1}),
+                        output_names=["v", "s"])
+    np.testing.assert_array_equal(model(np.array([[1.0], [3.0]])).values, [[2, 2], [4, 6]])
+
+
+def test_a_run_that_calls_sys_exit_fails_alone(tmp_path):
+    """sys.exit() in a run (a solver wrapper giving up) ended the whole study."""
+    def model(x):
+        if x[0] == 3:
+            sys.exit("solver gave up")
+        return 2 * x[0]
+
+    res = propagate(PerRunModel(model), np.arange(6.0)[:, None], executor="serial",
+                    chunk_size=2, progress=False)
+    assert res.status.tolist() == [0, 0, 0, RAISED, 0, 0]
+    assert res.reasons[3] == "raised SystemExit: solver gave up"
+
+
+def test_a_run_that_changes_the_working_directory_leaves_the_store_where_it_was(
+        tmp_path, monkeypatch):
+    """os.chdir in a run, a relative store: every later chunk was written under the new
+    directory, which failed (FileNotFoundError) on every rerun."""
+    (tmp_path / "scratch").mkdir()
+    monkeypatch.chdir(tmp_path)
+
+    def model(x):
+        os.chdir(tmp_path / "scratch")
+        return 2 * x[0]
+
+    res = propagate(PerRunModel(model), np.arange(6.0)[:, None], executor="serial",
+                    chunk_size=2, store="store", progress=False)
+    assert res.n_failed == 0 and res.outputs[:, 0].tolist() == [0, 2, 4, 6, 8, 10]
+    assert len(os.listdir(tmp_path / "store" / "chunks")) == 3
+    assert not (tmp_path / "scratch" / "store").exists()
 
 
 def test_a_run_with_another_number_of_outputs_than_the_first_fails():

@@ -84,3 +84,25 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_code_2(tmp_path, capsys, 
                  "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and address in err[0], err
+
+
+def test_a_python_function_of_a_study_file_runs_on_the_cluster(tmp_path, cluster):
+    """``[model] python = "beam.py:response"`` on Dask: the model went to the workers by
+    reference (Dask pickles plainly first), they could not import the file's module, every
+    task failed and the command waited for ever."""
+    import sys
+
+    import numpy as np
+
+    from .test_cli_python import _study as python_study
+
+    config = python_study(tmp_path)
+    code = ("import sys; from uqkit.cli import main; "
+            f"sys.exit(main(['run', {str(config)!r}, '--out', {str(tmp_path / 'out')!r}, "
+            f"'--dask', {cluster!r}, '--no-progress']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = _rows(tmp_path / "out" / "runs.csv")
+    a, b = (np.array([float(r[k]) for r in rows]) for k in "ab")
+    assert len(rows) == 64 and np.array_equal([float(r["y"]) for r in rows], a + 3.0 * b)
