@@ -219,11 +219,12 @@ class _BaseBDL(BaseEstimator):
         ``set_params`` changed since (a tanh fit saved after ``activation="relu"`` loaded
         as a relu network)."""
         self._check_settings()
-        self.fit_config_ = self._config()
         X, Y = self._fit_data(X, y)
         if X.shape[0] < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 samples, got "
                              f"{X.shape[0]} sample")
+        self.fit_config_ = self._config()  # once the data is good: a refit that fails
+        # keeps the network it had, and so its settings
         k = Y.shape[1] if self._task == "regression" else len(self.classes_)
         fit_device(self, X.shape[0], StackedMLP((X.shape[1], *self.hidden, k)).n_params)
         return X, Y

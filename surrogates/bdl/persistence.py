@@ -61,6 +61,7 @@ def load(estimators, path, device=None):
         config["device"] = device
     est = estimators[name](**config)
     est.hidden = tuple(est.hidden)
+    est.fit_config_ = est._config()  # what a later save records, whatever set_params does
     sizes = blob["sizes"]
     k = sizes[-1]
     # "auto" loads onto the CPU: the problem's size, by which it chose, is not in the file

@@ -135,6 +135,14 @@ def test_a_saved_model_is_the_fitted_one_whatever_set_params_changed(tmp_path, i
     assert np.array_equal(loaded.predict(x[:5]), before) and loaded.activation == "tanh"
     loaded.calibrate(x[:30], y[:30])
     assert loaded.variance_scale_.shape == (1,)
+    # a loaded model saved again after set_params, and a refit that failed: still the fit's
+    loaded.set_params(activation="relu")
+    loaded.save(tmp_path / "again.pt")
+    assert np.array_equal(BDL.load(tmp_path / "again.pt").predict(x[:5]), before)
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        model.fit(x[:1], y[:1])
+    model.save(tmp_path / "failed.pt")
+    assert np.array_equal(BDL.load(tmp_path / "failed.pt").predict(x[:5]), before)
 
 
 def test_reproducible_under_seed():

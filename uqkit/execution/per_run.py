@@ -90,10 +90,26 @@ class PerRunModel:
         """The function as cloudpickle's bytes: by value where cloudpickle sends it so (a
         study file's module), whatever pickles the model. Dask pickles plainly first, by
         reference, and its workers, which cannot import such a module, failed every task
-        while the study waited for them."""
+        while the study waited for them. (An unpickled copy's function is rebuilt, and
+        marshal's bytes of equal code may differ: its identity may too, and a store refuse
+        it. A copy by :mod:`copy` keeps the function itself.)"""
         import cloudpickle
 
         return {**vars(self), "function": cloudpickle.dumps(self.function)}
+
+    def __copy__(self):
+        new = object.__new__(type(self))
+        new.__dict__.update(vars(self))
+        return new
+
+    def __deepcopy__(self, memo):
+        import copy
+
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update({k: v if k == "function" else copy.deepcopy(v, memo)
+                             for k, v in vars(self).items()})
+        return new
 
     def __setstate__(self, state):
         import pickle
@@ -153,9 +169,10 @@ class PerRunModel:
                 raise ValueError(f"the function returned {sorted(result)}, not the "
                                  f"output_names {list(self.output_names)}")
             result = [result[name] for name in self.output_names]
-        elif hasattr(result, "keys") and not isinstance(result, np.ndarray) and all(
-                isinstance(key, str) for key in result.keys()):  # a labelled pandas Series
-            return self._answer(dict(result.items()), k)  # by name: by position swapped them
+        elif self.output_names and hasattr(result, "keys") and not isinstance(
+                result, np.ndarray) and all(isinstance(key, str) for key in result.keys()):
+            # a labelled pandas Series: by name (by position swapped its outputs)
+            return self._answer(dict(result.items()), k)
         if isinstance(result, (list, tuple)) and any(isinstance(v, (bool, np.bool_))
                                                      for v in result):
             raise ValueError(f"the function returned a bool among its outputs ({result!r:.60}); "

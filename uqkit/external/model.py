@@ -52,7 +52,7 @@ from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
 
 __all__ = ["FAILED_EXIT", "FAILED_TIMEOUT", "FAILED_OUTPUT", "KEEP", "RUN_INDEX",
-           "SOURCE_MODULES", "ExternalModel"]
+           "SOURCE_MODULES", "SCRIPT_SUFFIXES", "ExternalModel"]
 
 #: Status of a run whose program exited with a non-zero code or was killed by a signal.
 FAILED_EXIT = 1
@@ -304,9 +304,9 @@ class ExternalModel:
         """The model's identity for the study store and the result cache: the templates'
         content, the command and the program it finds, the output parsers (a function's
         code), the inputs, constants, environment and timeout, and the source of this
-        package, and of the files the command names by absolute path (``python3
-        /abs/solver.py``: an edited script was served its old results). An edited deck or
-        parser is never served old results."""
+        package, and of the scripts the command names by absolute path (``python3
+        /abs/solver.py``: an edited script was served its old results;
+        :data:`SCRIPT_SUFFIXES`). An edited deck or parser is never served old results."""
         from ..execution.identity import source_digest
 
         return {"model": "uqkit.external", "templates": self.template.digest(),
@@ -361,16 +361,35 @@ def _command(command, shell):
     return [os.fspath(a) for a in command]
 
 
+#: The suffixes of scripts an interpreter in the command runs (``python3 /abs/solver.py``,
+#: ``OpenSees /abs/model.tcl``), whose content is part of the model's identity.
+SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".tcl", ".r", ".m", ".jl", ".pl", ".rb", ".lua",
+                   ".js", ".inp", ".apdl", ".mac")
+
+
 def _argument_files(command):
-    """``{path: sha256}`` of the files the command's arguments name by absolute path (a
-    relative one is a file of the run directory, which the template's digest covers)."""
+    """``{path: sha256}`` of the scripts (:data:`SCRIPT_SUFFIXES`) the command's arguments name
+    by absolute path: an edited script was served its old results. A relative path is a file
+    of the run directory, which the template's digest covers; other files named by absolute
+    path (a log, a restart file the program writes, a large mesh) are not read: hashing a
+    file the program writes refused every rerun of its store."""
     import shlex
 
     try:
         words = shlex.split(command) if isinstance(command, str) else list(command)
     except ValueError:  # a shell line shlex cannot split: its words as they stand
         words = command.split()
-    return {w: _digest(Path(w)) for w in words[1:] if os.path.isabs(w) and os.path.isfile(w)}
+    return {w: _file_digest(w) for w in words[1:] if os.path.isabs(w)
+            and w.lower().endswith(SCRIPT_SUFFIXES) and os.path.isfile(w)}
+
+
+def _file_digest(path, block=1 << 20):
+    """SHA-256 of a file, read a block at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(block), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _find_program(command, shell, template):

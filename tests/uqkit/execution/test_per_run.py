@@ -103,6 +103,22 @@ def test_a_labelled_series_answer_is_read_by_name():
     np.testing.assert_array_equal(model(np.array([[1.0], [3.0]])).values, [[2, 2], [4, 6]])
 
 
+def test_a_copy_of_a_model_is_the_same_model_and_a_series_without_names_is_read_in_order():
+    """A copy (copy.copy, copy.deepcopy) rebuilt its function from cloudpickle's bytes, whose
+    code marshals otherwise: a store refused it. A labelled Series with no output_names is
+    read in its own order, as before names were read."""
+    import copy
+
+    from uqkit.execution.identity import identity_key
+
+    model = PerRunModel(lambda x: [2 * x[0], x[0] + 1], output_names=["a", "b"])
+    for other in (copy.copy(model), copy.deepcopy(model)):
+        assert other.function is model.function and identity_key(other) == identity_key(model)
+    pd = pytest.importorskip("pandas")
+    plain = PerRunModel(lambda x: pd.Series({"s": 2 * x[0], "v": x[0] + 1}))
+    np.testing.assert_array_equal(plain(np.array([[1.0]])).values, [[2, 2]])
+
+
 def test_a_run_that_calls_sys_exit_fails_alone(tmp_path):
     """sys.exit() in a run (a solver wrapper giving up) ended the whole study."""
     def model(x):

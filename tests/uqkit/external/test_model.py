@@ -147,6 +147,23 @@ def test_an_edited_script_the_command_names_is_never_served_old_results(tmp_path
                 propagate(model, X, executor="serial", store=store, progress=False)
 
 
+def test_a_log_the_command_names_by_absolute_path_does_not_block_a_rerun(tmp_path):
+    """``python3 /abs/solver.py /abs/solver.log``, the solver appending to its log: hashing
+    every file the command named changed the model with each run, so the store refused
+    every rerun."""
+    (tmp_path / "deck.txt").write_text("{{ a }}\n")
+    solver, log = tmp_path / "solver.py", tmp_path / "solver.log"
+    solver.write_text("import sys\nv = 2 * float(open('deck.txt').read())\n"
+                      "open(sys.argv[1], 'a').write(f'{v}\\n')\nprint(v)\n")
+    X = np.array([[1.0], [2.0]])
+    for computed in (2, 0):
+        model = ExternalModel(tmp_path / "deck.txt", [sys.executable, str(solver), str(log)],
+                              outputs={"y": VALUE}, input_names=["a"])
+        res = propagate(model, X, executor="serial", store=tmp_path / "st", progress=False)
+        assert res.computed == computed and res.outputs[:, 0].tolist() == [2.0, 4.0]
+    assert list(model.describe()["argument_files"]) == [str(solver)]
+
+
 def test_an_edited_deck_or_parser_is_never_served_old_results(deck, tmp_path):
     store = tmp_path / "st"
     s = _samples(4)
