@@ -264,7 +264,7 @@ class ExternalModel:
         variables = {**self.constants, **dict(zip(self.input_names, x.tolist())),
                      RUN_INDEX: row}
         self.template.render_into(run_dir, variables)
-        as_written = {f: _digest(run_dir / f) for f in self._deck_outputs}
+        as_written = {f: _file_digest(run_dir / f) for f in self._deck_outputs}
         argv = self._render_argv(variables)
         try:
             finished = run_program(argv, run_dir, self.timeout, env, self.shell)
@@ -281,7 +281,7 @@ class ExternalModel:
             status, what = 0, ""
             # a file of the deck that the program left as the deck wrote it is no answer (a
             # result left in the template folder by a trial run would read as every run's)
-            stale = [f for f, digest in as_written.items() if _digest(run_dir / f) == digest]
+            stale = [f for f, digest in as_written.items() if _file_digest(run_dir / f) == digest]
             try:
                 if stale:
                     raise OutputError(f"{stale[0]!r} is as the template wrote it: the program "
@@ -316,14 +316,6 @@ class ExternalModel:
                 "input_names": list(self.input_names), "constants": self.constants,
                 "env": self.env, "timeout": self.timeout,
                 "source": source_digest(SOURCE_MODULES)}
-
-
-def _digest(path):
-    """SHA-256 of a file's bytes (None where it is gone)."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def _read(name, parser, run_dir):
@@ -384,11 +376,14 @@ def _argument_files(command):
 
 
 def _file_digest(path, block=1 << 20):
-    """SHA-256 of a file, read a block at a time."""
+    """SHA-256 of a file, read a block at a time (None where it is gone or unreadable)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(block), b""):
-            digest.update(chunk)
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(block), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
     return digest.hexdigest()
 
 
