@@ -1,3 +1,7 @@
+import importlib
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -226,3 +230,27 @@ def test_variances_intervals_and_levels_are_checked():
     assert both[0] == pytest.approx(1 - 5 / 2) and np.isnan(both[1])
     with pytest.raises(ValueError, match="y is constant: R"):
         M.r2(np.ones(3), np.zeros(3))
+
+
+def test_the_baselines_but_the_network_train_without_importing_torch():
+    # torch's import is a second or more of CPU (several with a CUDA build) that a GP, SVR,
+    # PCE or polynomial fit does not need; the package used to load it for any of them
+    code = ("import sys, numpy as np; from surrogates import BASELINES; "
+            "X = np.random.default_rng(0).uniform(-1, 1, (40, 2)); y = X.sum(1); "
+            "[BASELINES[n]().fit(X, y).predict(X) for n in ('GP', 'PCE', 'PR', 'SVR')]; "
+            "print('torch' in sys.modules); "
+            "BASELINES['NN'](epochs=2).fit(X, y).predict(X); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"]
+
+
+def test_every_name_of_the_package_loads_on_first_use():
+    import surrogates
+
+    for name in surrogates.__all__:
+        assert getattr(surrogates, name) is getattr(
+            importlib.import_module(f"surrogates.{surrogates._EXPORTS[name]}"), name)
+        assert name in dir(surrogates)
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        surrogates.not_a_name
