@@ -258,7 +258,7 @@ class _Evaluator:
                                   store=store, progress=self.progress,
                                   model_key=self._runner.model_key, stop_systematic=False)
             mean, var = res.outputs, None
-            self.loaded += res.loaded
+            self.loaded += res.loaded + res.kept  # not run by this call
             if not res.ok.any():  # runs that raised have no outputs at all
                 reasons = res.failures().most_common()
                 if self.batches == 0 and len(reasons) == 1:

@@ -64,11 +64,19 @@ def call_model(model, X, context=None):
 
 @dataclass
 class ModelOutput:
-    """Outputs of a model on n rows: values (n, k), status (n,), reasons (n,).
+    """Outputs of a model on n rows: values (n, k) ((n,) for one output), status (n,),
+    reasons (n,).
 
     ``batch_error`` is the exception (``"Type: message"``) with which the call on the whole
     batch failed, if it did, ``rows_rerun`` the rows then run one by one and ``traceback``
-    the traceback of the first row that raised; ``seconds`` the wall time of the evaluation.
+    the traceback of the first row that raised; ``seconds`` the wall time of the evaluation;
+    ``kept`` the rows whose answers the model took from those an interrupted run had kept
+    (:mod:`uqkit.execution.kept_runs`) instead of running them. It unpacks and indexes as
+    the ``(outputs, status, reasons)`` a model may return.
+
+    >>> values, status, reasons = ModelOutput(np.ones((2, 1)), np.zeros(2), np.array(["ok"] * 2))
+    >>> values.shape, status.tolist()
+    ((2, 1), [0.0, 0.0])
     """
 
     values: np.ndarray
@@ -78,10 +86,17 @@ class ModelOutput:
     rows_rerun: int = 0
     seconds: float = 0.0
     traceback: str = ""
+    kept: int = 0
 
     @property
     def ok(self):
         return self.status == 0
+
+    def __iter__(self):
+        return iter((self.values, self.status, self.reasons))
+
+    def __getitem__(self, index):
+        return (self.values, self.status, self.reasons)[index]
 
 
 def stack_values(blocks, statuses, what="chunks"):
@@ -155,7 +170,7 @@ def normalise_output(raw, n, k=None):
     that reason: a one-column answer of a two-output model was written out as blanks."""
     if isinstance(raw, ModelOutput):  # checked as the tuple it holds; its traceback kept
         out = normalise_output((raw.values, raw.status, raw.reasons), n, k)
-        out.traceback = raw.traceback
+        out.traceback, out.kept = raw.traceback, raw.kept
         return out
     status = reasons = None
     if isinstance(raw, tuple):
@@ -247,4 +262,4 @@ def evaluate(model, X, context=None):
     return ModelOutput(values, np.concatenate([r.status for r in rows]),
                        np.concatenate([r.reasons for r in rows]), batch_error=batch_error,
                        rows_rerun=len(X), seconds=time.perf_counter() - t0,
-                       traceback=first_traceback)
+                       traceback=first_traceback, kept=sum(r.kept for r in rows))

@@ -130,11 +130,11 @@ class PerRunModel:
             context = RunContext(np.arange(len(X)))
         folder = kept_runs.kept_folder(context.store)
         k = len(self.output_names) or None
-        rows, first_traceback = [], ""
+        rows, first_traceback, kept = [], "", 0
         for x, row in zip(X, context.rows.tolist()):
             values = kept_runs.recall(folder, row, x, k)
             if values is not None:
-                k = len(values)
+                k, kept = len(values), kept + 1
                 rows.append((values, "ok"))
                 continue
             try:
@@ -149,7 +149,7 @@ class PerRunModel:
                     kept_runs.keep(folder, row, x, values)
             rows.append((values, reason))
         out = _output(rows, k or 0)
-        out.traceback = first_traceback
+        out.traceback, out.kept = first_traceback, kept
         return out
 
     def _call(self, x):

@@ -262,7 +262,7 @@ class _Run:
         self.parts = [None] * len(self.starts)
         self.todo = {i: None for i in range(len(self.starts))}  # chunk -> rows (None: all)
         self.store, self.st, self.progress, self.bar = store, None, progress, None
-        self.computed = 0
+        self.computed = self.kept = 0  # rows run now; rows taken from kept answers
         self.held = []  # finished chunks not saved yet (see _finish)
         # the one error that every row computed so far raised; False once a row did not
         self.systematic = None
@@ -374,7 +374,8 @@ class _Run:
                                                  [p.status for p in parts]),
             status=np.concatenate([p.status for p in parts]),
             reasons=np.concatenate([p.reasons for p in parts]), computed=self.computed,
-            loaded=n - self.computed, seconds=time.perf_counter() - t0,
+            loaded=n - self.computed - self.kept, kept=self.kept,
+            seconds=time.perf_counter() - t0,
             output_names=tuple(getattr(self.model, "output_names", ())),
             compute_seconds=float(sum(p.seconds for p in parts)), rows_rerun=self.rows_rerun,
             batch_errors=self.batch_errors, seconds_per_run=_median_row_seconds(parts))
@@ -447,7 +448,8 @@ class _Run:
     def _finish(self, i, out):
         out = self._same_width(out)
         rows = self.todo.pop(i)
-        self.computed += len(out.status)
+        self.computed += len(out.status) - out.kept
+        self.kept += out.kept
         if self.cost_key is not None:
             record_cost(self.cost_key, int(out.ok.sum()), out.seconds)
         if out.batch_error:

@@ -38,6 +38,9 @@ class PropagationResult:
         reasons: (n,) str, why a row failed ("ok" otherwise).
         computed: model runs computed in this invocation (retried rows included).
         loaded: model runs loaded from the study store.
+        kept: model runs whose answers an interrupted invocation had kept
+            (:mod:`uqkit.execution.kept_runs`), taken instead of run again; ``computed +
+            loaded + kept`` is every run.
         seconds: wall time of this invocation.
         output_names: names of the output columns, if the model gave them.
         compute_seconds: summed wall time of the model evaluations of every row, loaded ones
@@ -62,6 +65,7 @@ class PropagationResult:
     rows_rerun: int = 0
     batch_errors: Counter = field(default_factory=Counter)
     seconds_per_run: float = float("nan")
+    kept: int = 0
 
     @property
     def ok(self):
@@ -129,8 +133,9 @@ class PropagationResult:
     def summary(self):
         n = len(self.status)
         lines = [f"{n} runs: {n - self.n_failed} ok, {self.n_failed} failed; "
-                 f"{self.computed} computed now, {self.loaded} loaded from the store; "
-                 f"{self.seconds:.1f} s"]
+                 f"{self.computed} computed now, {self.loaded} loaded from the store"
+                 + (f", {self.kept} kept by an interrupted run" if self.kept else "")
+                 + f"; {self.seconds:.1f} s"]
         failures = self.failures().most_common()
         for reason, count in failures[:SUMMARY_REASONS]:
             lines.append(f"  {count} x {reason}")

@@ -112,7 +112,7 @@ def _summary(res):
     for j, name in enumerate(res.output_names):
         stats[name] = describe(good[:, j]) if len(good) > 1 else None
     return {"runs": len(res.status), "ok": int(res.ok.sum()), "failed": res.n_failed,
-            "computed": res.computed, "loaded": res.loaded,
+            "computed": res.computed, "loaded": res.loaded, "kept": res.kept,
             "failures": dict(res.failures().most_common()), "outputs": stats}
 
 

@@ -395,7 +395,8 @@ class Margin:
     falls below the limit) or ``above - output``; the model's status and reasons pass on.
 
     >>> g = Margin(lambda X: X * [1.0, 2.0], column=1, below=3.0)
-    >>> g(np.array([[1.0, 1.0], [1.0, 2.0]]))[0].tolist()
+    >>> margin, status, reasons = g(np.array([[1.0, 1.0], [1.0, 2.0]]))
+    >>> margin.tolist()
     [-1.0, 1.0]
     """
 
@@ -407,13 +408,14 @@ class Margin:
                 setattr(self, attr, getattr(model, attr))
 
     def __call__(self, X, context=None):
-        from ..execution.model import call_model, normalise_output
+        from ..execution.model import ModelOutput, call_model, normalise_output
 
         out = normalise_output(call_model(self.model, X, context), len(X))
         y = out.values[:, self.column] if out.values.shape[1] > self.column else \
             np.full(len(X), np.nan)
         margin = y - self.below if self.below is not None else self.above - y
-        return margin, out.status, out.reasons
+        # the model's answers kept from an interrupted run stay counted as such
+        return ModelOutput(margin, out.status, out.reasons, kept=out.kept)
 
     def describe(self):
         from ..execution.identity import describe_model

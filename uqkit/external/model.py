@@ -46,7 +46,7 @@ import numpy as np
 from ..execution import kept_runs
 from ..execution.executors import THREAD_VARIABLES
 from ..execution.kept_runs import FINISHED, RUN_DIGITS, run_name  # noqa: F401 - as before
-from ..execution.model import RunContext, check_output_names
+from ..execution.model import ModelOutput, RunContext, check_output_names
 from .outputs import OutputError, as_output, read_output
 from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
@@ -200,8 +200,9 @@ class ExternalModel:
         return {**self.__dict__, "_argv_templates": None}
 
     def __call__(self, X, context=None):
-        """Run the program on each row of X; returns (outputs (n, k), status (n,),
-        reasons (n,))."""
+        """Run the program on each row of X; returns a
+        :class:`uqkit.execution.model.ModelOutput`, which unpacks as (outputs (n, k), status
+        (n,), reasons (n,)) and counts the answers taken from an interrupted run (``kept``)."""
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != len(self.input_names):
             raise ValueError(f"X must be (n, {len(self.input_names)}) with columns "
@@ -214,6 +215,7 @@ class ExternalModel:
         values = np.full((len(X), len(self.output_names)), np.nan)
         status = np.zeros(len(X), dtype=np.int64)
         reasons = np.full(len(X), "ok", dtype=object)
+        taken = 0
         try:
             for i, (x, row) in enumerate(zip(X, context.rows)):
                 kept = kept_runs.recall(finished, int(row), x, len(self.output_names))
@@ -222,11 +224,11 @@ class ExternalModel:
                     if status[i] == 0:
                         kept_runs.keep(finished, int(row), x, values[i])
                 else:
-                    values[i], status[i], reasons[i] = kept, 0, "ok"
+                    values[i], status[i], reasons[i], taken = kept, 0, "ok", taken + 1
         finally:
             if temporary and not any(base.iterdir()):
                 base.rmdir()
-        return values, status, reasons.astype(str)
+        return ModelOutput(values, status, reasons.astype(str), kept=taken)
 
     def rows_saved(self, context):
         """Drop the kept answers of the runs of ``context.rows``: the store
