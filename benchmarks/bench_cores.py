@@ -21,15 +21,15 @@ Where ``fe`` falls like ``chain``, the FE is slower on a busy machine because th
 where it falls further than ``ports``, caches or memory are shared too.
 
 ``--imports`` measures instead what a fresh worker's first training task pays before it
-computes: N processes import :mod:`surrogates` (torch, and a CUDA build's libraries where
-torch has them) and scikit-learn at once; the row gives each one's CPU seconds (user and
+computes: N processes import :mod:`surrogates`' BDL and baselines (torch, and a CUDA build's
+libraries where torch has them) and scikit-learn at once; the row gives each one's CPU seconds (user and
 system: mapping shared libraries is the kernel's work) and the slowest one's wall time. A
 second row per N (``after_warm_up``) measures what a pool worker of ``uqkit study
 membrane`` pays at its first training task: the processes first do what the study's FE
 warm-up does in each worker (one thread; the nominal membrane solved through
 :class:`uqkit.adapters.MembraneModel`, so numpy, numba's cached code and the solver are
 loaded), then import the study's tasks (``studies.membrane.tasks``: scipy.stats, chaospy),
-:mod:`surrogates` and scikit-learn's GP.
+the BDL and the baselines and scikit-learn's GP.
 
     python benchmarks/bench_cores.py [--kernels fe chain ports] [--max N] [--seconds S]
                                      [--imports] [--json]
@@ -115,7 +115,8 @@ def _importer(barrier, after_warm_up, out):
     if after_warm_up:
         import studies.membrane.tasks  # noqa: F401
     import sklearn.gaussian_process  # noqa: F401  (the GP baseline's)
-    import surrogates  # noqa: F401
+    import surrogates.baselines  # noqa: F401
+    import surrogates.bdl  # noqa: F401  (torch: the package's names load on first use)
     out.put((time.process_time() - c0, time.perf_counter() - t0))
 
 

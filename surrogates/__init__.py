@@ -10,7 +10,7 @@ return_std=True)`` and ``predict_distribution(X)``.
 >>> BDL(hidden=(30, 15, 10), prior="hierarchical-normal")
 BDL(prior='hierarchical-normal')
 """
-import importlib
+import importlib as _importlib
 
 #: Each public name and the submodule that defines it: imported on first use (PEP 562), so
 #: that a process that needs a baseline only (the GP of an active learning, a pool worker
@@ -36,7 +36,7 @@ __all__ = ["BASELINES", "BDL", "BDLClassifier", "BayesianModel", "CategoricalLik
 
 def __getattr__(name):
     if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        value = getattr(_importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

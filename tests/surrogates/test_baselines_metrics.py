@@ -245,12 +245,23 @@ def test_the_baselines_but_the_network_train_without_importing_torch():
     assert out == ["False", "True"]
 
 
+def test_the_package_alone_loads_none_of_its_modules():
+    code = ("import sys, surrogates; "
+            "print(sorted(m for m in sys.modules if m.startswith('surrogates.')), "
+            "'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["[]", "False"]
+
+
 def test_every_name_of_the_package_loads_on_first_use():
     import surrogates
 
     for name in surrogates.__all__:
-        assert getattr(surrogates, name) is getattr(
+        value = getattr(surrogates, name)
+        assert value is getattr(
             importlib.import_module(f"surrogates.{surrogates._EXPORTS[name]}"), name)
+        assert getattr(value, "__name__", name) == name  # the object of that name
         assert name in dir(surrogates)
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         surrogates.not_a_name
