@@ -443,15 +443,15 @@ class _Run:
         return ModelOutput(np.full((len(ok), self.width), np.nan),
                            np.where(ok, RAISED, out.status),
                            np.where(ok, reason, out.reasons).astype(str), out.batch_error,
-                           out.rows_rerun, out.seconds, out.traceback)
+                           out.rows_rerun, out.seconds, out.traceback, out.kept)
 
     def _finish(self, i, out):
         out = self._same_width(out)
         rows = self.todo.pop(i)
         self.computed += len(out.status) - out.kept
         self.kept += out.kept
-        if self.cost_key is not None:
-            record_cost(self.cost_key, int(out.ok.sum()), out.seconds)
+        if self.cost_key is not None:  # answers taken from kept ones cost (almost) nothing
+            record_cost(self.cost_key, int(out.ok.sum()) - out.kept, out.seconds)
         if out.batch_error:
             self.batch_errors[out.batch_error] += 1
             self.rows_rerun += out.rows_rerun
@@ -504,8 +504,10 @@ class _Run:
 
 
 def _median_row_seconds(parts):
-    """The median over chunks of seconds per row, or NaN where no chunk has a time."""
-    costs = [p.seconds / len(p.status) for p in parts if p.seconds > 0 and len(p.status)]
+    """The median over chunks of seconds per row run (not taken from kept answers), or NaN
+    where no chunk has a time."""
+    costs = [p.seconds / (len(p.status) - p.kept) for p in parts
+             if p.seconds > 0 and len(p.status) > p.kept]
     return float(np.median(costs)) if costs else float("nan")
 
 
@@ -524,4 +526,5 @@ def _merge(old, rows, new):
     if old.values.shape[1] == k:
         values[:] = old.values
     values[rows] = new.values if new.values.shape[1] == k else np.nan
-    return ModelOutput(values, status, reasons.astype(str), seconds=old.seconds + new.seconds)
+    return ModelOutput(values, status, reasons.astype(str), seconds=old.seconds + new.seconds,
+                       kept=new.kept)

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -328,3 +329,22 @@ def test_a_function_that_writes_into_its_inputs_leaves_the_sample_and_store_be(t
     np.testing.assert_array_equal(load_dataset(tmp_path / "s")["inputs"], X)
     np.testing.assert_array_equal(res.outputs[:, 0], 2 * X[:, 0])
 
+
+
+def test_answers_taken_from_kept_ones_are_counted_apart_and_not_timed(tmp_path):
+    """A rerun that takes half its runs from kept answers: 8 kept, 8 run; the cost of a
+    run is that of the runs made (the kept chunk, ~0 s, halved the median before)."""
+    def slow_double(x):
+        time.sleep(0.05)
+        return 2 * x[0]
+
+    X = np.arange(16.0)[:, None]
+    store = tmp_path / "store"
+    store.mkdir()
+    for row in range(8):  # what a killed run had kept of its first chunk
+        kept_runs.keep(kept_runs.kept_folder(store), row, X[row], np.array([2 * X[row, 0]]))
+    res = propagate(PerRunModel(slow_double), X, executor="serial", chunk_size=8, store=store,
+                    progress=False)
+    assert (res.computed, res.loaded, res.kept) == (8, 0, 8)
+    assert res.outputs[:, 0].tolist() == (2 * X[:, 0]).tolist()
+    assert 0.05 <= res.seconds_per_run < 0.5

@@ -201,3 +201,22 @@ def test_a_model_that_went_to_the_pool_stays_there_and_one_not_yet_run_starts_he
     assert not placement.runs_in_process(fast, "p", big)  # worth warming the pool for
     assert not placement.runs_in_process(fast, "p", one_second)  # the pool is warm for it now
     assert placement.runs_in_process(fast, "p", 4)  # below a warm pool's dispatch cost
+
+
+def test_answers_taken_from_kept_ones_do_not_lower_the_models_cost():
+    # a chunk of kept answers takes ~0 s: counted as runs, it made the model look free (the
+    # rule keeps the smallest recent cost), and its next big batch ran in this process
+    from uqkit.execution.model import ModelOutput
+    from uqkit.execution.propagation import _Run
+
+    def chunk(seconds, kept):
+        return ModelOutput(np.ones((8, 1)), np.zeros(8, int), np.array(["ok"] * 8),
+                           seconds=seconds, kept=kept)
+
+    run = _Run(WhereRun(), np.ones((24, 2)), 8, None, False)
+    run.cost_key = "kept-answers"
+    run._finish(0, chunk(0.0004, kept=8))
+    assert placement.row_seconds("kept-answers") is None
+    run._finish(1, chunk(0.4, kept=0))
+    run._finish(2, chunk(0.2004, kept=4))
+    assert placement.row_seconds("kept-answers") == pytest.approx(0.05)
