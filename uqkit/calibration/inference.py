@@ -112,7 +112,8 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
         x = evaluate.to_inputs(u)
         sigma = extra[:, -1:] if noise.sampled else noise.std[None, :]
         info = {"noise": noise.describe()}
-        if evaluate.loaded:  # a rerun's runs taken from its store: not this call's seconds
+        if evaluate.loaded:  # a rerun's runs taken from its store (or from the answers an
+            # interrupted run had kept): not this call's seconds
             info["loaded_runs"] = evaluate.loaded
         if evaluate.variance_used:
             var = extra[:, Y.shape[1]:2 * Y.shape[1]]

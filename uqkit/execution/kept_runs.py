@@ -10,9 +10,14 @@ drops the files (:func:`drop`).
 
 On-disk format, one folder per store::
 
-    STORE/runs/.finished/NNNNNN.json   {"inputs": [x_1, ..., x_d], "outputs": [y_1, ..., y_k]}
+    STORE/runs/.finished/NNNNNN.json   {"inputs": [x_1, ..., x_d], "outputs": [y_1, ..., y_k],
+                                        "invocation": TOKEN}
 
-named by the run's row in the propagated sample (:func:`run_name`). A file is written whole
+named by the run's row in the propagated sample (:func:`run_name`); ``TOKEN`` names the
+propagation that made the run (:class:`uqkit.execution.model.RunContext`'s ``invocation``;
+absent in the files of earlier versions), so that :func:`take` tells an interrupted run's
+answer from one this propagation kept itself (a batch that raised and is run again row by
+row takes its own answers back: they were computed now). A file is written whole
 to ``.NNNNNN.tmp`` and renamed into place, without fsync: a lost answer is only a run made
 again, and a half-written ``.tmp`` left by a kill is dropped with its row. JSON writes a float
 by its shortest repr, which reads back to the same float, so a kept answer is bit for bit
@@ -40,7 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FINISHED", "RUN_DIGITS", "run_name", "kept_folder", "keep", "recall", "drop"]
+__all__ = ["FINISHED", "RUN_DIGITS", "run_name", "kept_folder", "keep", "take", "recall",
+           "drop"]
 
 #: The folder, inside a store's ``runs/``, of the answers that wait for their chunk.
 FINISHED = ".finished"
@@ -70,16 +76,17 @@ def kept_folder(store):
 _unwritable = set()
 
 
-def keep(folder, row, x, values):
+def keep(folder, row, x, values, invocation=""):
     """Write the answer ``values`` (k,) of a successful run of row ``row`` with inputs ``x``
-    (d,) to ``folder`` (nothing where ``folder`` is None). An answer that cannot be written
-    (a full disk, no permission) is only a run made again after a stop: a warning, once per
-    folder, and the run counts."""
+    (d,), made by the propagation ``invocation``, to ``folder`` (nothing where ``folder`` is
+    None). An answer that cannot be written (a full disk, no permission) is only a run made
+    again after a stop: a warning, once per folder, and the run counts."""
     if folder is None:
         return
     name = run_name(row)
     body = json.dumps({"inputs": np.asarray(x, float).tolist(),
-                       "outputs": np.asarray(values, float).tolist()})
+                       "outputs": np.asarray(values, float).tolist(),
+                       "invocation": str(invocation)})
     try:
         for attempt in range(3):  # the parent removes the folder once no answer waits there
             folder.mkdir(parents=True, exist_ok=True)
@@ -102,21 +109,37 @@ def recall(folder, row, x, k):
     """The ``k`` outputs (any number where ``k`` is None) of a successful run of row ``row``
     with inputs ``x`` kept in ``folder``, or None (no such run, other inputs, an unreadable
     file)."""
+    return take(folder, row, x, k)[0]
+
+
+def take(folder, row, x, k, invocation=""):
+    """``(outputs, earlier)``: :func:`recall`'s outputs, and whether a propagation other than
+    ``invocation`` kept them (an interrupted one; True where either token is unknown), which
+    the caller counts as taken rather than run (``ModelOutput.kept``).
+
+    >>> import tempfile
+    >>> folder = kept_folder(tempfile.mkdtemp())
+    >>> keep(folder, 3, np.array([1.0]), np.array([2.0]), invocation="a")
+    >>> take(folder, 3, np.array([1.0]), 1, "a"), take(folder, 3, np.array([1.0]), 1, "b")
+    ((array([2.]), False), (array([2.]), True))
+    """
     if folder is None:
-        return None
+        return None, False
     try:
         with open(folder / f"{run_name(row)}.json") as fh:
             kept = json.load(fh)
     except (OSError, ValueError):
-        return None
+        return None, False
     if not isinstance(kept, dict) or kept.get("inputs") != np.asarray(x, float).tolist():
-        return None
+        return None, False
     try:
         outputs = np.asarray(kept.get("outputs"), dtype=float)
     except (TypeError, ValueError):
-        return None
+        return None, False
     shape_ok = outputs.ndim == 1 and len(outputs) > 0 and (k is None or len(outputs) == k)
-    return outputs if shape_ok and np.isfinite(outputs).all() else None
+    if not (shape_ok and np.isfinite(outputs).all()):
+        return None, False
+    return outputs, not invocation or kept.get("invocation") != str(invocation)
 
 
 def drop(folder, rows, parent=False):

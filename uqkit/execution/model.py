@@ -42,14 +42,17 @@ RAISED = -2
 @dataclass(frozen=True)
 class RunContext:
     """Where the rows of one model call sit: ``rows`` (m,) are their indices in the sample
-    being propagated, ``store`` the study store's directory (None without a store)."""
+    being propagated, ``store`` the study store's directory (None without a store),
+    ``invocation`` a token of the propagation they belong to (an answer a model kept in this
+    one is not an interrupted run's: :func:`uqkit.execution.kept_runs.take`)."""
 
     rows: np.ndarray
     store: str | None = None
+    invocation: str = ""
 
     def __getitem__(self, index):
         """The context of a subset of the rows."""
-        return RunContext(np.atleast_1d(self.rows[index]), self.store)
+        return RunContext(np.atleast_1d(self.rows[index]), self.store, self.invocation)
 
 
 def call_model(model, X, context=None):
@@ -97,6 +100,9 @@ class ModelOutput:
 
     def __getitem__(self, index):
         return (self.values, self.status, self.reasons)[index]
+
+    def __len__(self):
+        return 3
 
 
 def stack_values(blocks, statuses, what="chunks"):

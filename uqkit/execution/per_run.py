@@ -132,9 +132,9 @@ class PerRunModel:
         k = len(self.output_names) or None
         rows, first_traceback, kept = [], "", 0
         for x, row in zip(X, context.rows.tolist()):
-            values = kept_runs.recall(folder, row, x, k)
+            values, earlier = kept_runs.take(folder, row, x, k, context.invocation)
             if values is not None:
-                k, kept = len(values), kept + 1
+                k, kept = len(values), kept + earlier
                 rows.append((values, "ok"))
                 continue
             try:
@@ -146,7 +146,7 @@ class PerRunModel:
             if values is not None:
                 k = len(values)
                 if np.isfinite(values).all():  # kept at once: the next run may never end
-                    kept_runs.keep(folder, row, x, values)
+                    kept_runs.keep(folder, row, x, values, context.invocation)
             rows.append((values, reason))
         out = _output(rows, k or 0)
         out.traceback, out.kept = first_traceback, kept

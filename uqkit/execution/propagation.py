@@ -14,6 +14,7 @@ Example:
 import logging
 import os
 import time
+import uuid
 from collections import Counter
 from concurrent.futures import Executor
 
@@ -263,6 +264,8 @@ class _Run:
         self.todo = {i: None for i in range(len(self.starts))}  # chunk -> rows (None: all)
         self.store, self.st, self.progress, self.bar = store, None, progress, None
         self.computed = self.kept = 0  # rows run now; rows taken from kept answers
+        # this propagation's token: the answers its own calls keep are not an earlier run's
+        self.invocation = uuid.uuid4().hex
         self.held = []  # finished chunks not saved yet (see _finish)
         # the one error that every row computed so far raised; False once a row did not
         self.systematic = None
@@ -336,7 +339,8 @@ class _Run:
         """Where chunk i's rows to compute sit in the sample, and the store."""
         rows = np.arange(self.starts[i], self.starts[i] + len(self.X[self.rows(i)]))
         store = None if self.store is None else os.path.abspath(self.store)
-        return RunContext(rows if self.todo[i] is None else rows[self.todo[i]], store)
+        return RunContext(rows if self.todo[i] is None else rows[self.todo[i]], store,
+                          self.invocation)
 
     def execute(self, executor, kind, workers, dask, samples, t0):
         n = len(self.X)

@@ -37,8 +37,9 @@ class ModelRunner:
     are propagate stores.
 
     Attributes:
-        runs: rows run so far (computed or loaded from the store).
-        computed: rows computed now (not loaded).
+        runs: rows run so far (computed, loaded from the store, or taken from the answers
+            an interrupted run had kept).
+        computed: rows computed now (neither loaded nor taken).
     """
 
     def __init__(self, model, inputs, executor="local", workers=None, dask=None,

@@ -218,13 +218,15 @@ class ExternalModel:
         taken = 0
         try:
             for i, (x, row) in enumerate(zip(X, context.rows)):
-                kept = kept_runs.recall(finished, int(row), x, len(self.output_names))
+                kept, earlier = kept_runs.take(finished, int(row), x, len(self.output_names),
+                                               context.invocation)
                 if kept is None:
                     values[i], status[i], reasons[i] = self._run_one(x, int(row), base, env)
                     if status[i] == 0:
-                        kept_runs.keep(finished, int(row), x, values[i])
+                        kept_runs.keep(finished, int(row), x, values[i], context.invocation)
                 else:
-                    values[i], status[i], reasons[i], taken = kept, 0, "ok", taken + 1
+                    values[i], status[i], reasons[i] = kept, 0, "ok"
+                    taken += earlier
         finally:
             if temporary and not any(base.iterdir()):
                 base.rmdir()

@@ -338,6 +338,41 @@ def test_a_stopped_calls_finished_runs_are_taken_from_their_files_not_run_again(
     assert y[0, 0] == 6.0 and (finished / f"{run_name(7)}.json").exists()
 
 
+def test_a_batch_run_again_row_by_row_counts_its_own_answers_as_computed(deck, tmp_path,
+                                                                         monkeypatch):
+    """The batch raises after two runs (a program that cannot start, a full disk), and
+    evaluate runs its rows one by one: they take the two answers the batch kept. Those were
+    computed now, not kept by an interrupted run (the summary read "2 kept by an interrupted
+    run" where nothing was interrupted); an answer an earlier propagation kept still
+    counts as kept."""
+    run_one, calls = ExternalModel._run_one, []
+
+    def raise_once_at_row_2(self, x, row, base, env):
+        calls.append(row)
+        if row == 2 and calls.count(2) == 1:
+            raise RuntimeError("cannot start the program")
+        return run_one(self, x, row, base, env)
+
+    monkeypatch.setattr(ExternalModel, "_run_one", raise_once_at_row_2)
+    s = _samples(4)
+    res = propagate(_model(deck), s, executor="serial", store=tmp_path / "st", chunk_size=4,
+                    progress=False)
+    assert res.n_failed == 0 and np.array_equal(res.outputs[:, 0], formula(s.values))
+    assert res.rows_rerun == 4 and calls == [0, 1, 2, 2, 3]
+    assert (res.computed, res.loaded, res.kept) == (4, 0, 0)
+    # an earlier propagation's answer (no token, as earlier versions wrote) is taken
+    from uqkit.execution import kept_runs
+
+    s = _samples(4, seed=1)
+    (tmp_path / "st2").mkdir()
+    folder = kept_runs.kept_folder(tmp_path / "st2")
+    kept_runs.keep(folder, 1, s.values[1], formula(s.values[1:2]))
+    calls.clear()
+    res = propagate(_model(deck), s, executor="serial", store=tmp_path / "st2", chunk_size=4,
+                    progress=False)
+    assert calls == [0, 2, 2, 3] and (res.computed, res.kept) == (3, 1)
+
+
 def test_a_run_is_kept_while_its_call_runs_and_a_failed_one_is_not(deck, tmp_path):
     from uqkit.execution.model import RunContext
     from uqkit.execution.kept_runs import FINISHED, run_name
