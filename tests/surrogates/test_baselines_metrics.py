@@ -232,6 +232,12 @@ def test_variances_intervals_and_levels_are_checked():
         M.r2(np.ones(3), np.zeros(3))
 
 
+def _printed(code):
+    """What ``code`` prints in a fresh interpreter, split at white space."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
 def test_the_baselines_but_the_network_train_without_importing_torch():
     # torch's import is a second or more of CPU (several with a CUDA build) that a GP, SVR,
     # PCE or polynomial fit does not need; the package used to load it for any of them
@@ -240,18 +246,14 @@ def test_the_baselines_but_the_network_train_without_importing_torch():
             "[BASELINES[n]().fit(X, y).predict(X) for n in ('GP', 'PCE', 'PR', 'SVR')]; "
             "print('torch' in sys.modules); "
             "BASELINES['NN'](epochs=2).fit(X, y).predict(X); print('torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["False", "True"]
+    assert _printed(code) == ["False", "True"]
 
 
 def test_the_package_alone_loads_none_of_its_modules():
     code = ("import sys, surrogates; "
             "print(sorted(m for m in sys.modules if m.startswith('surrogates.')), "
             "'torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["[]", "False"]
+    assert _printed(code) == ["[]", "False"]
 
 
 def test_every_name_of_the_package_loads_on_first_use():
