@@ -15,16 +15,16 @@ On-disk format, one folder per store::
 
 named by the run's row in the propagated sample (:func:`run_name`); ``TOKEN`` names the
 propagation that made the run (:class:`uqkit.execution.model.RunContext`'s ``invocation``;
-absent in the files of earlier versions), so that :func:`take` tells an interrupted run's
-answer from one this propagation kept itself (a batch that raised and is run again row by
-row takes its own answers back: they were computed now). A file is written whole
-to ``.NNNNNN.tmp`` and renamed into place, without fsync: a lost answer is only a run made
-again, and a half-written ``.tmp`` left by a kill is dropped with its row. JSON writes a float
-by its shortest repr, which reads back to the same float, so a kept answer is bit for bit
-the run's. A run is taken from its file only when the file holds the very same inputs and
-``k`` finite outputs; failed runs are never kept (a rerun makes them again, as the store's
-``retry_failed`` asks). The store's manifest has checked the model's identity before any of
-this is read.
+absent where the run had none, outside a propagation, and in earlier versions' files), so
+that :func:`take` tells an interrupted run's answer from one this propagation kept itself (a
+batch that raised and is run again row by row takes its own answers back: they were
+computed now). A file is written whole to ``.NNNNNN.tmp`` and renamed into place, without
+fsync: a lost answer is only a run made again, and a half-written ``.tmp`` left by a kill is
+dropped with its row. JSON writes a float by its shortest repr, which reads back to the
+same float, so a kept answer is bit for bit the run's. A run is taken from its file only
+when the file holds the very same inputs and ``k`` finite outputs; failed runs are never
+kept (a rerun makes them again, as the store's ``retry_failed`` asks). The store's
+manifest has checked the model's identity before any of this is read.
 
 Example:
     >>> import pathlib, tempfile
@@ -84,9 +84,9 @@ def keep(folder, row, x, values, invocation=""):
     if folder is None:
         return
     name = run_name(row)
-    body = json.dumps({"inputs": np.asarray(x, float).tolist(),
-                       "outputs": np.asarray(values, float).tolist(),
-                       "invocation": str(invocation)})
+    answer = {"inputs": np.asarray(x, float).tolist(),
+              "outputs": np.asarray(values, float).tolist()}
+    body = json.dumps(dict(answer, invocation=str(invocation)) if invocation else answer)
     try:
         for attempt in range(3):  # the parent removes the folder once no answer waits there
             folder.mkdir(parents=True, exist_ok=True)

@@ -360,13 +360,15 @@ def test_a_batch_run_again_row_by_row_counts_its_own_answers_as_computed(deck, t
     assert res.n_failed == 0 and np.array_equal(res.outputs[:, 0], formula(s.values))
     assert res.rows_rerun == 4 and calls == [0, 1, 2, 2, 3]
     assert (res.computed, res.loaded, res.kept) == (4, 0, 0)
-    # an earlier propagation's answer (no token, as earlier versions wrote) is taken
+    # an answer without a token (an earlier version's, or one kept outside a propagation)
+    # is an earlier run's: taken, and counted as kept
     from uqkit.execution import kept_runs
 
     s = _samples(4, seed=1)
     (tmp_path / "st2").mkdir()
     folder = kept_runs.kept_folder(tmp_path / "st2")
     kept_runs.keep(folder, 1, s.values[1], formula(s.values[1:2]))
+    assert "invocation" not in (folder / "000001.json").read_text()
     calls.clear()
     res = propagate(_model(deck), s, executor="serial", store=tmp_path / "st2", chunk_size=4,
                     progress=False)
