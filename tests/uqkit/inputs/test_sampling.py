@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
+from scipy import stats
 
+from uqkit.inputs import RandomInputs
 from uqkit.presets import table3
 from uqkit.inputs.sampling import Samples, sample
 
@@ -62,3 +64,51 @@ def test_a_dict_of_specs_is_refused_naming_from_spec():
         with pytest.raises(ValueError, match=r"inputs must be a uqkit.inputs.RandomInputs, got "
                                              r"dict \(RandomInputs.from_spec\(...\) makes one"):
             call()
+
+
+# -- points the transforms cannot map right: refused, not returned ---------------------------
+
+def test_a_copula_inverse_that_did_not_converge_is_refused_naming_the_point():
+    """chaospy's Clayton inverse at theta = 35 drew (-4.04, -4.05, 8.22) for three standard
+    normals where the exact conditional inverse gives -4.04 for the last: a fake +8 sigma
+    draw, with a debug log line only; at theta = 2 it mapped u = (1, -7.5) to (1, -7.5), the
+    independent answer, where the exact one is -4.04."""
+    from uqkit.inputs.transforms import u_to_x
+
+    normals = RandomInputs.from_spec({k: "normal(0, 1)" for k in "abc"})
+    with pytest.raises(ValueError, match="did not converge at the point u = .*2 of 50000"):
+        sample(normals.with_copula("clayton", 35), 50_000, seed=2)
+    pair = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+    with pytest.raises(ValueError, match="input 'b'.* did not converge"):
+        u_to_x(pair.with_copula("clayton", 2), [[1.0, -7.5]])
+    # where it converges it is the exact conditional inverse (Clayton's closed form)
+    theta, (ua, ub) = 2.0, stats.norm.cdf([1.0, -2.0])
+    exact = (ua ** -theta * (ub ** (-theta / (1 + theta)) - 1) + 1) ** (-1 / theta)
+    x = u_to_x(pair.with_copula("clayton", theta), [[1.0, -2.0]])
+    assert x[0, 1] == pytest.approx(stats.norm.ppf(exact), abs=1e-8)
+
+
+def test_the_transforms_refuse_points_of_the_wrong_shape_or_not_finite():
+    from uqkit.inputs.transforms import unit_to_x, u_to_x, x_to_u
+
+    two = RandomInputs.from_spec({"a": "uniform(0, 1)", "b": "lognormal(mean=1, std=0.2)"})
+    # one point of two inputs written as a column came back as a column of two points
+    with pytest.raises(ValueError, match=r"U must be an \(n, 2\) array .* shape \(2, 1\)"):
+        u_to_x(two, [[0.0], [1.0]])
+    with pytest.raises(ValueError, match=r"shape \(1, 4\)"):
+        x_to_u(two, [[0.5, 1.0, 0.5, 1.0]])
+    with pytest.raises(ValueError, match=r"U\[0, 0\] \(input 'a'\) is nan"):
+        u_to_x(two, [[np.nan, 0.0]])
+    with pytest.raises(ValueError, match=r"P\[0, 1\] \(input 'b'\) is 1.5, outside \[0, 1\]"):
+        unit_to_x(two, [[0.5, 1.5]])
+    with pytest.raises(ValueError, match="must be a uqkit.inputs.RandomInputs"):
+        u_to_x({"a": "normal(0, 1)"}, [[0.0]])
+
+
+def test_samples_take_rows_or_one_input_by_name_and_distinct_names():
+    s = Samples(np.array([[1.0, 10.0], [2.0, 20.0]]), ("a", "b"))
+    assert s[1:].values.tolist() == [[2.0, 20.0]] and s["b"].tolist() == [10.0, 20.0]
+    with pytest.raises(IndexError, match="rows .* or one input by name"):
+        s[:, 0]  # gave column a's values as one row labelled a, b
+    with pytest.raises(ValueError, match=r"distinct, got \['x'\]"):
+        Samples(np.array([[1.0, 2.0]]), ("x", "x"))
