@@ -38,13 +38,15 @@ def _clean(y, name="y"):
 
 
 def quantile_interval(y_sorted, q, level=0.95):
-    """Distribution-free confidence interval of the q-quantile from order statistics
-    (normal approximation to the binomial count of points below the quantile); ``y_sorted``
-    sorted ascending, ``q`` in [0, 1].
+    """Distribution-free confidence interval of the q-quantile from order statistics, each
+    bound missing with probability at most (1 - level) / 2 by the exact binomial count of
+    points below the quantile; ``y_sorted`` sorted ascending and finite, ``q`` in [0, 1].
+    (The normal approximation to that count, used before, missed 7.5-9% a side for 2.5% at
+    n q of 1 to 2, and 16% where it took the minimum to bound q = 0.001 at n = 176.)
 
     A bound that would need an order statistic beyond the sample is NaN: the sample is too
-    small to bound that quantile at this level. (Below the first one, the sample's minimum
-    bounds a low quantile from above with certainty; the maximum bounds q = 1 from below.)
+    small to bound that quantile at this level. (q = 0 is bounded from above by the
+    minimum, q = 1 from below by the maximum, with certainty.)
 
     >>> quantile_interval(np.arange(1.0, 11.0), 0.0), quantile_interval(np.arange(1.0, 11.0), 1.0)
     ((nan, 1.0), (10.0, nan))
@@ -56,13 +58,17 @@ def quantile_interval(y_sorted, q, level=0.95):
     y_sorted = np.asarray(y_sorted, dtype=float)
     if y_sorted.ndim != 1 or not y_sorted.size:
         raise ValueError(f"y_sorted must be a non-empty 1-D sample, got shape {y_sorted.shape}")
+    bad = ~np.isfinite(y_sorted)  # failed runs (NaN) sort last, and counted as values
+    if bad.any():
+        raise ValueError(f"y_sorted holds {int(bad.sum())} non-finite values (first at index "
+                         f"{int(np.argmax(bad))}); drop failed runs first")
     if np.any(np.diff(y_sorted) < 0):
         raise ValueError("y_sorted must be sorted ascending (np.sort(y))")
     n = len(y_sorted)
-    z = stats.norm.ppf(0.5 + level / 2)
-    half = z * np.sqrt(n * q * (1 - q))
-    lo = int(np.ceil(n * q - half)) - 1  # 0-based index of the j-th order statistic
-    hi = max(int(np.ceil(n * q + half)) - 1, 0)
+    # B ~ Bin(n, q) points lie below the quantile: Y(l) misses it from below with
+    # P(B <= l - 1), Y(u) from above with P(B >= u); 0-based indices l - 1 and u - 1
+    lo = int(stats.binom.ppf((1 - level) / 2, n, q)) - 1
+    hi = int(stats.binom.ppf((1 + level) / 2, n, q))
     # q = 1: the sample's maximum bounds the distribution's from below only
     return (float(y_sorted[lo]) if lo >= 0 else float("nan"),
             float(y_sorted[hi]) if hi <= n - 1 and q < 1 else float("nan"))
