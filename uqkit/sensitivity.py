@@ -134,8 +134,9 @@ def _nan_to_none(value):
 
 #: Base samples below which pick-freeze bootstrap intervals undercover (warned).
 BOOTSTRAP_MIN_N = 128
-#: An output whose spread on the design is within this many units in the last place of its
-#: largest magnitude is constant: its indices are 0 / 0, NaN.
+#: An output whose spread on the design is within this many times the machine epsilon of its
+#: largest magnitude (16 to 32 units in its last place) is constant: its indices are 0 / 0,
+#: NaN.
 CONSTANT_ULPS = 16
 
 
@@ -243,8 +244,17 @@ def _saltelli_with_ci(Y, d, n, bootstrap, level, rng):
         idx = rng.integers(0, n, n)
         boots_f[b], boots_t[b] = saltelli_estimates(fA[idx], fB[idx], fAB[:, idx])
     q = [(1 - level) / 2, (1 + level) / 2]
-    return _undefined_where_constant(Y, first, total, np.quantile(boots_f, q, axis=0),
-                                     np.quantile(boots_t, q, axis=0))
+    # a resample where an output is constant (a rare event's few hits all left out) has
+    # undefined indices: the intervals are over the other resamples
+    undefined = int(np.isnan(boots_f).any(axis=(1, 2)).sum())
+    if undefined:
+        warnings.warn(f"{undefined} of {bootstrap} bootstrap resamples have an output that is "
+                      "constant on them (a rare event?): its intervals are over the other "
+                      "resamples", UserWarning, stacklevel=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # every resample undefined: NaN
+        first_ci, total_ci = (np.nanquantile(b, q, axis=0) for b in (boots_f, boots_t))
+    return _undefined_where_constant(Y, first, total, first_ci, total_ci)
 
 
 def _check_outputs(Y, rows, what="the model returned outputs"):

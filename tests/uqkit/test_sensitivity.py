@@ -1155,3 +1155,13 @@ def test_bootstrap_intervals_at_a_small_n_are_said_to_undercover():
     # 95% intervals covered 0.81-0.89 at n = 32-64 in an audit (400 repetitions)
     with pytest.warns(UserWarning, match="n = 64 < 128 cover less than their level"):
         sobol_indices(ishigami, ishigami_inputs(), n=64, bootstrap=50, executor="serial")
+
+
+def test_a_rare_event_keeps_its_bootstrap_intervals():
+    # a resample with no hit has a constant output: its NaN made every interval NaN
+    pair = RandomInputs.from_spec({"x1": "uniform(0, 1)", "x2": "uniform(0, 1)"})
+    with pytest.warns(UserWarning, match="bootstrap resamples have an output that is constant"):
+        res = sobol_indices(lambda X: (X[:, 0] > 0.995) + 0.0 * X[:, 1], pair, n=256,
+                            bootstrap=200, executor="serial")
+    assert np.isfinite(res.first_ci).all() and np.isfinite(res.total_ci).all()
+    assert res.total_ci[0, 0] <= res.total[0] <= res.total_ci[1, 0]
