@@ -21,12 +21,12 @@ Where ``fe`` falls like ``chain``, the FE is slower on a busy machine because th
 where it falls further than ``ports``, caches or memory are shared too.
 
 ``--imports`` measures instead what a fresh worker's first training task pays before it
-computes: N processes import :mod:`surrogates`' BDL and baselines (torch, and a CUDA build's
-libraries where torch has them) and scikit-learn at once; the row gives each one's CPU seconds (user and
-system: mapping shared libraries is the kernel's work) and the slowest one's wall time. A
-second row per N (``after_warm_up``) measures what a pool worker of ``uqkit study
-membrane`` pays at its first training task: the processes first do what the study's FE
-warm-up does in each worker (one thread; the nominal membrane solved through
+computes: N processes import :mod:`surrogates`' BDL and baselines (torch, and a CUDA
+build's libraries where torch has them) and scikit-learn at once; the row gives each one's
+CPU seconds (user and system: mapping shared libraries is the kernel's work) and the slowest
+one's wall time. A second row per N (``after_warm_up``) measures what a pool worker of
+``uqkit study membrane`` pays at its first training task: the processes first do what the
+study's FE warm-up does in each worker (one thread; the nominal membrane solved through
 :class:`uqkit.adapters.MembraneModel`, so numpy, numba's cached code and the solver are
 loaded), then import the study's tasks (``studies.membrane.tasks``: scipy.stats, chaospy),
 the BDL and the baselines and scikit-learn's GP.

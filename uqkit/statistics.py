@@ -30,6 +30,11 @@ def _clean(y, name="y"):
     y = y.ravel()
     if y.size < 2:
         raise ValueError(f"{name} needs at least 2 values, got {y.size}")
+    return _finite(y, name)
+
+
+def _finite(y, name):
+    """The 1-D sample ``y``, or a ValueError naming its first NaN or inf (a failed run)."""
     bad = ~np.isfinite(y)
     if bad.any():
         raise ValueError(f"{name} holds {int(bad.sum())} non-finite values (first at index "
@@ -58,10 +63,7 @@ def quantile_interval(y_sorted, q, level=0.95):
     y_sorted = np.asarray(y_sorted, dtype=float)
     if y_sorted.ndim != 1 or not y_sorted.size:
         raise ValueError(f"y_sorted must be a non-empty 1-D sample, got shape {y_sorted.shape}")
-    bad = ~np.isfinite(y_sorted)  # failed runs (NaN) sort last, and counted as values
-    if bad.any():
-        raise ValueError(f"y_sorted holds {int(bad.sum())} non-finite values (first at index "
-                         f"{int(np.argmax(bad))}); drop failed runs first")
+    _finite(y_sorted, "y_sorted")  # failed runs (NaN) sort last, and counted as values
     if np.any(np.diff(y_sorted) < 0):
         raise ValueError("y_sorted must be sorted ascending (np.sort(y))")
     n = len(y_sorted)

@@ -4,7 +4,8 @@ Format (``FORMAT``, version ``FORMAT_VERSION``): a dict with ``format``, ``versi
 ``estimator`` (the class name), ``config`` (the constructor arguments it was fitted with),
 ``sizes`` (the layer widths), ``state`` (the engine's tensors: the Laplace posterior's, or the
 mean-field model's state dict), ``x_scaler``, ``y_scaler``, ``single_output``,
-``variance_scale`` and ``classes``. Version 1 files (one class with a ``task`` setting) are read too.
+``variance_scale`` and ``classes``. Version 1 files (one class with a ``task`` setting) are
+read too.
 
 Imports numpy, torch, the two engines and the surrogates' networks, likelihoods and scaling.
 """

@@ -255,7 +255,8 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
 
 
 class _Run:
-    """The chunks of one propagation: which are done, which rows are left, saving them."""
+    """The chunks of one propagation: which are done, which rows are left, saving them.
+    ``store`` is an absolute path (or None), as :func:`_propagate` makes it."""
 
     def __init__(self, model, X, chunk_size, store, progress):
         self.model, self.X, self.chunk_size = model, X, chunk_size
@@ -338,8 +339,7 @@ class _Run:
     def task_context(self, i):
         """Where chunk i's rows to compute sit in the sample, and the store."""
         rows = np.arange(self.starts[i], self.starts[i] + len(self.X[self.rows(i)]))
-        store = None if self.store is None else os.path.abspath(self.store)
-        return RunContext(rows if self.todo[i] is None else rows[self.todo[i]], store,
+        return RunContext(rows if self.todo[i] is None else rows[self.todo[i]], self.store,
                           self.invocation)
 
     def execute(self, executor, kind, workers, dask, samples, t0):
