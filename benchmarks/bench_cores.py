@@ -31,8 +31,17 @@ study's FE warm-up does in each worker (one thread; the nominal membrane solved 
 loaded), then import the study's tasks (``studies.membrane.tasks``: scipy.stats, chaospy),
 the BDL and the baselines and scikit-learn's GP.
 
+``--pool`` measures what the local pool's start method saves: for each start method (the
+fork server, ``preload``, and loky's fresh interpreters, ``loky``) and N, a fresh interpreter
+starts the pool of N workers as ``uqkit study membrane`` does (``studies.common.
+warm_fe_pool``: the FE warm-up on each worker, the study's ``WORKER_MODULES`` for the server)
+and then gives each worker the imports of a first training task. The row gives the wall time
+from the pool's request until every worker has solved the FE (its warm-up), and until every
+worker is through the imports, and the CPU seconds of the workers (from their start: an
+interpreter's start-up and imports included) and of the fork server.
+
     python benchmarks/bench_cores.py [--kernels fe chain ports] [--max N] [--seconds S]
-                                     [--imports] [--json]
+                                     [--imports] [--pool] [--json]
 """
 import argparse
 import json
@@ -145,6 +154,61 @@ def rate(kernel, n_procs, seconds):
     return together(_worker, n_procs, kernel, seconds)
 
 
+def _first_training_imports(gate, n):
+    """A worker's first training task's imports (as ``_importer``'s after the warm-up), then
+    its CPU seconds since it started; waits at a file barrier in ``gate`` until ``n``
+    workers are through, so that each of the ``n`` takes one task."""
+    import studies.membrane.tasks  # noqa: F401
+    import sklearn.gaussian_process  # noqa: F401
+    import surrogates.baselines  # noqa: F401
+    import surrogates.bdl  # noqa: F401
+    import torch  # noqa: F401
+
+    times = os.times()
+    open(os.path.join(gate, str(os.getpid())), "w").close()
+    deadline = time.monotonic() + 300
+    while len(os.listdir(gate)) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return times.user + times.system
+
+
+def _process_cpu(pid):
+    """CPU seconds (user and system) of process ``pid`` so far, from ``/proc``."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pool_start(method, n):
+    """One ``--pool`` row, in this (fresh) interpreter: see the module docstring."""
+    import tempfile
+    from types import SimpleNamespace
+
+    os.environ["UQKIT_START_METHOD"] = method
+    from studies.common import warm_fe_pool
+    from studies.membrane import WORKER_MODULES
+    from uqkit.execution import fork_server
+    from uqkit.execution.executors import local_executor
+
+    with tempfile.TemporaryDirectory() as tmp:
+        study = SimpleNamespace(dask=None, workers=n, nx=20, ny=10, out=os.path.join(tmp, "o"))
+        gate = os.path.join(tmp, "gate")
+        os.mkdir(gate)
+        t0 = time.perf_counter()
+        for future in warm_fe_pool(study, WORKER_MODULES):
+            future.result()
+        fe_ready = time.perf_counter() - t0
+        pool = local_executor(n)
+        cpu = [f.result() for f in [pool.submit(_first_training_imports, gate, n)
+                                    for _ in range(n)]]
+        wall = time.perf_counter() - t0
+        server = fork_server.server_pid()
+        return {"kind": "pool", "start_method": method, "workers": n,
+                "fe_ready_s": round(fe_ready, 2), "wall_s": round(wall, 2),
+                "workers_cpu_s": round(sum(cpu), 2),
+                "server_cpu_s": round(_process_cpu(server), 2) if server else 0.0}
+
+
 def counts(most):
     """1, 2, 4, ... and ``most`` itself.
 
@@ -165,8 +229,31 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--imports", action="store_true",
                     help="the training code's import in N fresh processes at once")
+    ap.add_argument("--pool", action="store_true",
+                    help="the pool's start, fork server against fresh interpreters")
+    ap.add_argument("--pool-row", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.pool_row:
+        print(json.dumps(pool_start(args.pool_row[0], int(args.pool_row[1]))))
+        return None
+    if args.pool:
+        import subprocess
+        import sys
+
+        rows = []
+        for n in counts(args.max)[1:]:
+            for method in ("loky", "preload"):
+                out = subprocess.run([sys.executable, __file__, "--pool-row", method, str(n)],
+                                     capture_output=True, text=True, check=True)
+                rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+                row = rows[-1]
+                print(json.dumps(row) if args.json else
+                      f"pool {method:8s} {n:3d} workers: FE ready {row['fe_ready_s']:5.2f} s, "
+                      f"through the imports {row['wall_s']:6.2f} s, workers "
+                      f"{row['workers_cpu_s']:6.2f} CPU s, server {row['server_cpu_s']:5.2f}",
+                      flush=True)
+        return rows
     if args.imports:
         rows = []
         for n in counts(args.max):

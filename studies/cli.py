@@ -168,7 +168,8 @@ def _run_study(name, module, cls, args, fe_first=False, **settings):
     another study or is in use, are the user's input: a one-line usage error. Anything else
     raised while the study runs is not, and keeps its traceback. A study whose first runs are
     the membrane FE's (``fe_first``) has its pool started before its code is imported
-    (:func:`studies.common.warm_fe_pool`)."""
+    (:func:`studies.common.warm_fe_pool`), its fork server importing the modules the study
+    package names in ``WORKER_MODULES``."""
     import importlib
 
     from uqkit.cli import check_output_dir
@@ -183,7 +184,7 @@ def _run_study(name, module, cls, args, fe_first=False, **settings):
         raise UsageError(f"uqkit study {name}: {exc}") from None
     check_output_dir(args.out, f"uqkit study {name}: --out")
     if fe_first:
-        warm_fe_pool(study)
+        warm_fe_pool(study, getattr(mod, "WORKER_MODULES", ()))
     try:
         mod.run(study)
     except (StoreMismatchError, StoreBusyError, StoreCorruptError, StudyInputError) as exc:

@@ -52,7 +52,7 @@ def fe_model(nx=20, ny=10):
     return MembraneModel(nx=nx, ny=ny, probe_frame="relative")
 
 
-def warm_fe_pool(study):
+def warm_fe_pool(study, preload=()):
     """Start the local pool of a study whose first runs are the membrane FE's (its
     ``workers``, ``dask``, ``nx`` and ``ny`` settings), each worker loading the solver
     (:meth:`uqkit.adapters.MembraneModel.warm_up` of :func:`fe_model`), while this process
@@ -61,12 +61,15 @@ def warm_fe_pool(study):
     Nothing with Dask or one worker, nor when the output directory ``study.out`` holds
     anything: a rerun may need no FE run at all (every store complete), and a directory in
     use is refused by the study's lock. (A review measured a rerun whose results were all
-    stored, 16 workers on 2 cores: 10-17 s with a warm-up, 3.3-3.5 s without.)"""
+    stored, 16 workers on 2 cores: 10-17 s with a warm-up, 3.3-3.5 s without.) ``preload``:
+    the modules the study's workers will import, for the pool's fork server
+    (:func:`uqkit.execution.executors.local_executor`)."""
     from uqkit.execution.executors import warm_pool
 
     if study.dask or (os.path.isdir(study.out) and os.listdir(study.out)):
         return []
-    return warm_pool(study.workers, fe_model(study.nx, study.ny).warm_up)
+    return warm_pool(study.workers, fe_model(study.nx, study.ny).warm_up,
+                     preload=("uqkit.adapters", *preload))
 
 
 class StudyError(RuntimeError):

@@ -29,7 +29,8 @@ imports the training code's dependencies (scipy.stats: 0.6 s).
 """
 from uqkit._lazy import lazy_exports
 
-from .settings import MembraneStudy, PAPER_R2, PRIORS, PROBES, discretisation_levels
+from .settings import (MembraneStudy, PAPER_R2, PRIORS, PROBES, WORKER_MODULES,
+                       discretisation_levels)
 
 _TASKS = ("BaselineTask", "DiscretisationTask", "Fit", "LoadPathsTask", "RUNNERS", "TableTask",
           "UQFitTask", "UQMonteCarloTask", "baseline_task", "discretisation_error", "kde_grid",
@@ -39,6 +40,6 @@ _STUDY = ("FEData", "bdl_settings", "fe_data", "fe_dataset", "fit_settings", "ru
           "study_tasks", "uq_order")
 _EXPORTS = {**dict.fromkeys(_TASKS, "tasks"), **dict.fromkeys(_STUDY, "study")}
 
-__all__ = sorted(["MembraneStudy", "PAPER_R2", "PRIORS", "PROBES", "discretisation_levels",
-                  *_EXPORTS])
+__all__ = sorted(["MembraneStudy", "PAPER_R2", "PRIORS", "PROBES", "WORKER_MODULES",
+                  "discretisation_levels", *_EXPORTS])
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

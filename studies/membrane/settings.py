@@ -9,7 +9,14 @@ from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
-__all__ = ["PROBES", "PAPER_R2", "PRIORS", "MembraneStudy", "discretisation_levels"]
+__all__ = ["PROBES", "PAPER_R2", "PRIORS", "MembraneStudy", "discretisation_levels",
+           "WORKER_MODULES"]
+
+#: What the pool's workers import for the study's tasks (the FE, then the fits: torch
+#: through the BDL), which the local pool's fork server imports once for all of them
+#: (:mod:`uqkit.execution.fork_server`).
+WORKER_MODULES = ("uqkit.adapters", "studies.membrane.tasks", "sklearn.gaussian_process",
+                  "surrogates.baselines", "surrogates.bdl", "torch")
 
 
 #: The output names: the paper's probes, in order.

@@ -8,7 +8,7 @@ PROBE = """
 import sys
 import studies.common
 seen = {{}}
-def warm(study):
+def warm(study, preload=()):
     seen.update({record})
     raise SystemExit(0)
 studies.common.warm_fe_pool = warm

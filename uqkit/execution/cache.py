@@ -194,7 +194,8 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks", on_resu
     Raises:
         ValueError: ``after`` names a task not in ``tasks``, or its tasks form a cycle.
     """
-    from .executors import check_interrupt, interrupt_guard, make_executor
+    from .executors import make_executor
+    from .interrupts import check_interrupt, interrupt_guard
 
     after = {name: (b,) if isinstance(b, str) else tuple(b) for name, b in (after or {}).items()}
     unknown = sorted({b for bs in after.values() for b in bs} - tasks.keys()
@@ -261,10 +262,10 @@ def _run_on_pool(ex, fn, todo, order, slots, finish):
     released by a finished one goes to the next free worker before lower ones; each result
     to ``finish(name, result)`` as it comes (the workers report the modules they load: a
     pool kept across models). Waits in slices, so that a dropped Ctrl-C is still seen
-    (:func:`uqkit.execution.executors.iter_completed`)."""
+    (:func:`uqkit.execution.interrupts.iter_completed`)."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from .executors import SIGNAL_POLL, check_interrupt
+    from .interrupts import SIGNAL_POLL, check_interrupt
     from .loaded_code import call_reporting, take_report
 
     running = {}

@@ -2,18 +2,21 @@
 
 All are ``concurrent.futures.Executor`` objects, so :func:`uqkit.propagate` treats them alike.
 
-The local pool is loky's (the process pool behind joblib). Its workers are fresh interpreters
-(fork + exec), which makes it safe where a plain ``fork`` is not: on macOS, and from a parent
-that already runs threads (tqdm, torch, numba, ``fem.solve_batch``'s thread pool). Models are
-sent with cloudpickle, so functions and lambdas defined in a notebook or in ``__main__`` work,
-and the workers do not re-run the parent's ``__main__``, so a script without an
-``if __name__ == "__main__":`` guard works too. Each worker:
+The local pool is loky's (the process pool behind joblib). On Linux its workers are forked
+from a fork server that has imported the heavy modules once (:mod:`.fork_server`); elsewhere
+they are fresh interpreters (loky's fork + exec). Both are safe where a plain ``fork`` of this
+process is not: on macOS, and from a parent that already runs threads (tqdm, torch, numba,
+``fem.solve_batch``'s thread pool). Models are sent with cloudpickle, so functions and lambdas
+defined in a notebook or in ``__main__`` work, and the workers do not re-run the parent's
+``__main__``, so a script without an ``if __name__ == "__main__":`` guard works too. Each
+worker:
 
 * caps its BLAS, OpenMP, numba and torch threads to one before anything loads them
   (:func:`pin_threads`), so k workers on k cores do not oversubscribe them;
 * ignores SIGINT: Ctrl-C reaches the parent, which saves what finished and stops the pool;
-* exits by itself when its parent dies (SIGKILL included): a watchdog thread polls the
-  parent's PID (:func:`watch_parent`).
+* exits by itself when this process dies (SIGKILL included): a watchdog thread polls its
+  parent's PID (:func:`watch_parent`); a fork server's workers watch the server, which ends
+  when this process does.
 
 This module imports nothing heavy, so that a worker can cap its thread pools before numpy,
 numba or torch start theirs.
@@ -27,9 +30,9 @@ from contextlib import contextmanager
 
 __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
            "kill_child_groups", "watch_parent", "worker_init", "WORKER_MEMORY_GROWTH",
-           "end_worker", "cpu_count", "worker_count", "SIGNAL_POLL", "interrupt_guard",
-           "check_interrupt", "iter_completed", "SerialExecutor", "DEFAULT_START_METHOD",
-           "IDLE_SECONDS", "check_picklable", "local_executor", "warm_pool", "start_context",
+           "end_worker", "cpu_count", "worker_count", "SerialExecutor", "DEFAULT_START_METHOD",
+           "START_METHOD_VARIABLE", "START_METHODS", "IDLE_SECONDS", "check_picklable",
+           "local_executor", "warm_pool", "start_context",
            "is_local_pool", "release_workers", "FEEDER_GRACE", "join_queue_feeders",
            "stop_executor", "WORKER_GRACE", "MissingDependencyError", "DASK_CONNECT_SECONDS",
            "DASK_INSTALL", "dask_client_class", "make_executor"]
@@ -98,16 +101,17 @@ def kill_child_groups():
 
 
 def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
-    """Start a daemon thread that ends this process as soon as ``parent_pid`` is no longer
-    its parent (the parent died and the process was re-parented), and with it the programs
-    it runs (:func:`kill_child_groups`: they live in process groups of their own, which the
-    exit would leave running)."""
+    """Start a daemon thread that ends this process as soon as its parent is none of
+    ``parent_pid`` (a PID or a tuple of them: the parent died and the process was
+    re-parented), and with it the programs it runs (:func:`kill_child_groups`: they live in
+    process groups of their own, which the exit would leave running)."""
+    parents = parent_pid if isinstance(parent_pid, tuple) else (parent_pid,)
 
     def watch():
         import time
 
         while True:
-            if os.getppid() != parent_pid:
+            if os.getppid() not in parents:
                 end_worker()
             time.sleep(interval)
 
@@ -116,10 +120,15 @@ def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
 
 def worker_init(parent_pid, threads=1, pool_key=None):
     """Initializer of every local worker: thread caps, SIGINT ignored, SIGTERM ends the
-    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog.
+    worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog
+    (``parent_pid``: this process's, or a tuple of the fork server's, which ends with it).
     ``pool_key`` only tells pools apart (see :func:`local_executor`)."""
     import signal
 
+    if isinstance(parent_pid, tuple):  # forked from the fork server
+        from .fork_server import leave_server
+
+        leave_server()
     pin_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, end_worker)
@@ -166,84 +175,6 @@ def worker_count(workers):
     return int(workers)
 
 
-#: Seconds between two checks for signals while the main thread waits for futures.
-SIGNAL_POLL = 0.25
-
-
-#: The SIGINT latches of the :func:`interrupt_guard` blocks running in the main thread.
-_interrupt_latches = []
-
-
-@contextmanager
-def interrupt_guard():
-    """Make a Ctrl-C that Python dropped stop the block anyway (see :func:`check_interrupt`).
-
-    Python runs a SIGINT handler in the main thread at its next bytecode, and that may be in
-    code the garbage collector runs: a weakref callback, a ``__del__``, a ``gc.callbacks``
-    entry (an in-process Dask scheduler installs one). The KeyboardInterrupt the handler
-    raises there is reported as "Exception ignored in ..." and dropped, so the Ctrl-C is lost.
-    The longer the session (more garbage, longer collections) and the busier the main thread,
-    the likelier: in the full test suite a Ctrl-C was lost in a finished ThreadPoolExecutor's
-    weakref callback, run by a collection while propagate read the installed distributions.
-
-    While the block runs, SIGINT's handler is wrapped: when it raises KeyboardInterrupt, that
-    is recorded, and :func:`check_interrupt` (called by :func:`iter_completed` at every
-    poll) raises it again if the block is still running. Only in the main thread, and only
-    over a Python handler (Python's default one or the user's): an ignored or default SIGINT
-    is left alone, and a handler that does not raise still does not stop anything. The
-    previous handler is put back at the end, unless the block replaced it.
-    """
-    import signal
-
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
-        yield
-        return
-    latch = [False]
-
-    def handler(signum, frame):
-        try:
-            previous(signum, frame)
-        except KeyboardInterrupt:
-            latch[0] = True
-            raise
-
-    signal.signal(signal.SIGINT, handler)
-    _interrupt_latches.append(latch)
-    try:
-        yield
-    finally:
-        _interrupt_latches.remove(latch)
-        if signal.getsignal(signal.SIGINT) is handler:
-            signal.signal(signal.SIGINT, previous)
-
-
-def check_interrupt():
-    """Raise KeyboardInterrupt if SIGINT's handler raised one inside a running
-    :func:`interrupt_guard` block: it never reached the block, or the block would have ended."""
-    if any(latch[0] for latch in _interrupt_latches):
-        for latch in _interrupt_latches:  # nested blocks saw the same one
-            latch[0] = False
-        raise KeyboardInterrupt
-
-
-def iter_completed(futures, poll=SIGNAL_POLL):
-    """Yield ``futures`` as they complete, like ``concurrent.futures.as_completed``, but wait
-    in slices of ``poll`` seconds, and check for a dropped Ctrl-C (:func:`check_interrupt`)
-    after each.
-
-    Python runs signal handlers in the main thread only, and a signal may be delivered to any
-    thread of the process: a Ctrl-C that lands in one of the pool's helper threads does not
-    wake a main thread blocked in an untimed wait (``as_completed`` waits so), which would then
-    hang until a future completes. Timed waits let the main thread see it within ``poll``.
-    """
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    pending = set(futures)
-    while pending:
-        check_interrupt()
-        done, pending = wait(pending, timeout=poll, return_when=FIRST_COMPLETED)
-        yield from done
 
 
 class SerialExecutor(Executor):
@@ -259,8 +190,15 @@ class SerialExecutor(Executor):
         return future
 
 
-#: The default start method of local workers (see the module docstring).
-DEFAULT_START_METHOD = "loky"
+#: The default start method of local workers (see the module docstring): ``"preload"``, a
+#: fork server (:mod:`.fork_server`), where it is available; else ``"loky"``. The
+#: environment variable :data:`START_METHOD_VARIABLE` overrides it.
+DEFAULT_START_METHOD = "preload" if sys.platform.startswith("linux") else "loky"
+#: The environment variable that names the local workers' start method, when a call names
+#: none: ``UQKIT_START_METHOD=loky`` starts fresh interpreters where the fork server would.
+START_METHOD_VARIABLE = "UQKIT_START_METHOD"
+#: The start methods :func:`local_executor` knows.
+START_METHODS = ("preload", "loky", "loky_init_main", "spawn")
 #: Seconds an idle local worker waits for more work before it exits (joblib's default; loky's
 #: own is 10 s). An analysis's phase in its own process can outlast a minute (the reliability
 #: study's active learning with a BDL: 45-65 s on 2 cores), and with 60 s every worker of
@@ -284,7 +222,7 @@ def check_picklable(obj, what="the model"):
             "connections, or run in this process with executor='serial'") from None
 
 
-def local_executor(workers=None, start_method=None, threads=1, code_key=None):
+def local_executor(workers=None, start_method=None, threads=1, code_key=None, preload=()):
     """A loky process pool of ``workers`` (default: every core) processes, each pinned to
     ``threads`` threads and watching this process (:func:`worker_init`).
 
@@ -298,10 +236,16 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
 
     Args:
         workers: number of processes.
-        start_method: loky's context name: ``"loky"`` (default, fork + exec),
-            ``"loky_init_main"`` (also runs the parent's ``__main__``), ``"spawn"``.
+        start_method: ``"preload"`` (the default on Linux: forked from a fork server that
+            imported the heavy modules once, :mod:`.fork_server`), or loky's context name:
+            ``"loky"`` (the default elsewhere, fork + exec), ``"loky_init_main"`` (also runs
+            the parent's ``__main__``), ``"spawn"``. None: the environment variable
+            :data:`START_METHOD_VARIABLE`, else :data:`DEFAULT_START_METHOD`.
         threads: threads per worker.
         code_key: a string that tells pools apart (tests, benchmarks); None for the default.
+        preload: modules a fork server imports when it starts
+            (:func:`.fork_server.server_modules`), beside the heavy packages this process has
+            loaded; ignored by a server already running, and by the other start methods.
     """
     from loky import get_reusable_executor
 
@@ -313,16 +257,35 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None):
         raise ValueError(f"workers must be >= 1, got workers={workers}")
     env = {var: str(threads) for var in THREAD_VARIABLES}
     env["LOKY_MAX_MEMORY_LEAK_SIZE"] = str(WORKER_MEMORY_GROWTH)
+    method = start_method or os.environ.get(START_METHOD_VARIABLE) or DEFAULT_START_METHOD
+    if method not in START_METHODS:
+        where = f"{START_METHOD_VARIABLE}={method!r}" if not start_method else repr(method)
+        raise ValueError(f"unknown start method {where}; use one of {', '.join(START_METHODS)}")
+    server = None
+    if method == "preload":
+        from . import fork_server
+
+        if fork_server.available():
+            fork_server.note_server_files()  # before the key: the server's files count
+        else:
+            method = "loky"
     key = (code_key, import_key())
-    _pool = get_reusable_executor(max_workers=workers,
-                                  context=start_context(start_method or DEFAULT_START_METHOD),
+    if method == "preload":
+        server = fork_server.ensure_server(preload, env, threads, key[1])
+        # its workers watch the server, which ends with this process
+        parents, context = (server._forkserver_pid,), server.context
+    else:
+        parents, context = os.getpid(), start_context(method)
+    _pool = get_reusable_executor(max_workers=workers, context=context,
                                   timeout=IDLE_SECONDS, initializer=worker_init,
-                                  initargs=(os.getpid(), threads, key), env=env,
+                                  initargs=(parents, threads, key), env=env,
                                   kill_workers=_reusable_pool_is_idle())
+    if server is not None:
+        fork_server.stop_unused()  # the servers of pools replaced here, among others
     return _pool
 
 
-def warm_pool(workers=None, task=None, *args, code_key=None):
+def warm_pool(workers=None, task=None, *args, code_key=None, preload=()):
     """Start the local pool of ``workers`` processes now (:func:`local_executor`), and have
     it run ``task(*args)`` once per worker, without waiting for them: a program that will
     run a model on the pool starts its workers, and lets them load the model's code, while
@@ -332,7 +295,9 @@ def warm_pool(workers=None, task=None, *args, code_key=None):
     a reusable pool per thread), gets this pool back, warm. The futures are returned and
     need not be read: an error there comes back again with the first real batch. ``task`` is
     sent with cloudpickle, like a model; with 1 worker nothing is started (one worker runs in
-    the calling process, :func:`uqkit.propagate`). ``code_key``: as for
+    the calling process, :func:`uqkit.propagate`). The tasks are submitted from a thread:
+    a fork server's first worker is forked only after the server's imports, which this
+    process need not wait for. ``code_key`` and ``preload``: as for
     :func:`local_executor`.
 
     Measured on 2 cores (``uqkit study membrane``, 2 workers, warm numba cache): its first FE
@@ -343,8 +308,39 @@ def warm_pool(workers=None, task=None, *args, code_key=None):
     workers = cpu_count() if workers is None else int(workers)
     if workers == 1:
         return []
-    pool = local_executor(workers, code_key=code_key)
-    return [pool.submit(task or int, *args) for _ in range(workers)]
+    pool = local_executor(workers, code_key=code_key, preload=preload)
+    futures = [Future() for _ in range(workers)]
+    # submitting forks the workers, which waits for a fork server's imports: in a thread
+    threading.Thread(target=_submit_into, args=(pool, futures, task or int, args),
+                     name="uqkit-warm-pool", daemon=True).start()
+    return futures
+
+
+def _submit_into(pool, futures, task, args):
+    """Submit ``task(*args)`` to ``pool`` once per future of ``futures``, each future taking
+    its task's outcome."""
+    from concurrent.futures import InvalidStateError
+
+    def relay(done, future):
+        try:
+            if done.cancelled():
+                future.cancel()
+            elif done.exception() is not None:
+                future.set_exception(done.exception())
+            else:
+                future.set_result(done.result())
+        except InvalidStateError:  # cancelled by the caller meanwhile
+            pass
+
+    for future in futures:
+        if not future.set_running_or_notify_cancel():  # cancelled by the caller: not sent
+            continue
+        try:
+            submitted = pool.submit(task, *args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the future, as submit would
+            future.set_exception(exc)
+        else:
+            submitted.add_done_callback(lambda done, future=future: relay(done, future))
 
 
 #: Start contexts by name, as first resolved (see :func:`start_context`).
@@ -496,7 +492,7 @@ def dask_client_class():
 
 
 @contextmanager
-def make_executor(kind="local", workers=None, address=None, code_key=None):
+def make_executor(kind="local", workers=None, address=None, code_key=None, preload=()):
     """Context manager yielding an executor. A local pool stays up for the next call (see
     :func:`local_executor`), except when the block ends by an exception such as
     KeyboardInterrupt: then its workers are killed at once. A Dask client made here is
@@ -508,11 +504,12 @@ def make_executor(kind="local", workers=None, address=None, code_key=None):
         address: scheduler address of a Dask cluster (``tcp://host:8786``), for ``"dask"``;
             a ``distributed.Client`` object also works.
         code_key: for ``"local"``, a key that tells pools apart (see :func:`local_executor`).
+        preload: for ``"local"``, modules a new fork server imports (:func:`local_executor`).
     """
     if kind == "serial":
         yield SerialExecutor()
     elif kind == "local":
-        ex = local_executor(workers, code_key=code_key)
+        ex = local_executor(workers, code_key=code_key, preload=preload)
         try:
             yield ex
         except BaseException:

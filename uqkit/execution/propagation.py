@@ -20,8 +20,8 @@ from concurrent.futures import Executor
 
 import numpy as np
 
-from .executors import (SerialExecutor, check_interrupt, check_picklable, cpu_count,
-                        interrupt_guard, is_local_pool, iter_completed, make_executor)
+from .executors import SerialExecutor, check_picklable, cpu_count, is_local_pool, make_executor
+from .interrupts import check_interrupt, interrupt_guard, iter_completed
 from .identity import describe_model, identity_key
 from .model import RAISED, ModelOutput, RunContext, check_output_names, evaluate, stack_values
 from ..inputs.sampling import Samples
