@@ -121,14 +121,15 @@ def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
 def worker_init(parent_pid, threads=1, pool_key=None):
     """Initializer of every local worker: thread caps, SIGINT ignored, SIGTERM ends the
     worker with the programs it runs (:func:`stop_executor` sends it), parent watchdog
-    (``parent_pid``: this process's, or a tuple of the fork server's, which ends with it).
+    (``parent_pid``: this process's; for a fork server's worker, a tuple naming the server,
+    whose process the worker watches, as it ends with this process).
     ``pool_key`` only tells pools apart (see :func:`local_executor`)."""
     import signal
 
-    if isinstance(parent_pid, tuple):  # forked from the fork server
+    if isinstance(parent_pid, tuple):  # forked from a fork server: it is the parent to watch
         from .fork_server import leave_server
 
-        leave_server()
+        parent_pid = (leave_server(),)
     pin_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, end_worker)
@@ -173,8 +174,6 @@ def worker_count(workers):
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got workers={workers!r}")
     return int(workers)
-
-
 
 
 class SerialExecutor(Executor):
@@ -243,9 +242,10 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None, pr
             :data:`START_METHOD_VARIABLE`, else :data:`DEFAULT_START_METHOD`.
         threads: threads per worker.
         code_key: a string that tells pools apart (tests, benchmarks); None for the default.
-        preload: modules a fork server imports when it starts
-            (:func:`.fork_server.server_modules`), beside the heavy packages this process has
-            loaded; ignored by a server already running, and by the other start methods.
+        preload: modules a fork server imports when it starts, beside
+            :data:`.fork_server.WORKER_PACKAGES` (:func:`.fork_server.server_modules`); they
+            must start no thread when imported. Ignored by a server already made for these
+            settings, and by the other start methods.
     """
     from loky import get_reusable_executor
 
@@ -273,7 +273,7 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None, pr
     if method == "preload":
         server = fork_server.ensure_server(preload, env, threads, key[1])
         # its workers watch the server, which ends with this process
-        parents, context = (server._forkserver_pid,), server.context
+        parents, context = ("fork server", server.number), server.context
     else:
         parents, context = os.getpid(), start_context(method)
     _pool = get_reusable_executor(max_workers=workers, context=context,

@@ -25,10 +25,12 @@ not used (:func:`available`). Two differences from multiprocessing's own forkser
 * a pool whose settings differ in what its workers depend on (:func:`server_key`: the
   code's generation, :func:`uqkit.execution.loaded_code.import_key`, which counts up when a
   module file changed, or ``sys.path``; the working directory; the thread cap) gets a new
-  server of its own. The old one is stopped once its pools are idle, never under a running
-  task. The files the server imported count as loaded (its first worker reports them,
-  :func:`note_server_files`): a module only the server loaded, then edited, gets a new
-  server, where a fresh worker of the old one would run the old code.
+  server of its own. Another server is stopped once no worker of it is alive
+  (:func:`stop_unused`), never under a task or an idle pool of another thread, and starts
+  again if a pool of it needs a worker later. The files the server imported count as loaded
+  (its first worker reports them, :func:`note_server_files`): a module only the server
+  loaded, then edited, gets a new server, where a fresh worker of the old one would run the
+  old code.
 
 A worker is forked with the server's environment and working directory, as of the server's
 start (a later ``os.environ`` change reaches the next server's workers only). The server's
@@ -386,7 +388,10 @@ def leave_server():
     """In a worker forked from a server: close its copy of the pipe that keeps the server
     running (see the module docstring), so that the server ends when this process's parent
     does, and, as the server's first worker, report the files of the modules it imported
-    (:data:`REPORT_VARIABLE`). A later pool in the worker starts a server of its own."""
+    (:data:`REPORT_VARIABLE`). A later pool in the worker starts a server of its own.
+    Returns the server's process id, which the worker watches: as the server left it
+    (``server_preload``), not the pool's, as a server may have been started again since the
+    pool was made; the worker's parent now if the server left none."""
     server = forkserver._forkserver
     if server._forkserver_pid is None and server._forkserver_alive_fd is not None:
         os.close(server._forkserver_alive_fd)
@@ -410,3 +415,6 @@ def leave_server():
             os.replace(partial, report)
         except OSError:  # the parent is gone (its folder with it): nothing to report to
             pass
+    from .server_preload import SERVER_PID_VARIABLE
+
+    return int(os.environ.pop(SERVER_PID_VARIABLE, 0)) or os.getppid()

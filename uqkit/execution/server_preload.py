@@ -20,10 +20,14 @@ import json
 import os
 import time
 
-__all__ = ["PRELOAD_VARIABLE", "preload", "STARTED_NS", "FAILED", "FILES"]
+__all__ = ["PRELOAD_VARIABLE", "SERVER_PID_VARIABLE", "preload", "STARTED_NS", "FAILED",
+           "FILES"]
 
 #: The environment variable that names the modules, a JSON list (removed once read).
 PRELOAD_VARIABLE = "UQKIT_FORK_SERVER_PRELOAD"
+#: The environment variable in which the server leaves its process id to its workers, which
+#: watch it (:func:`uqkit.execution.fork_server.leave_server`).
+SERVER_PID_VARIABLE = "UQKIT_FORK_SERVER_PID"
 
 
 def preload(names):
@@ -37,11 +41,22 @@ def preload(names):
     return failed
 
 
-#: When the imports began (ns since the epoch, the clock of files' modification times).
-STARTED_NS = time.time_ns()
-#: The modules whose import failed here.
-FAILED = preload(json.loads(os.environ.pop(PRELOAD_VARIABLE, "[]")))
-#: The loaded modules' files outside the Python installation, with their (size, mtime_ns),
-#: or (-2, -2) for a file modified since :data:`STARTED_NS`.
-FILES = {path: state if state[1] < STARTED_NS else (-2, -2) for path, state in
-         __import__("uqkit.execution.loaded_code", fromlist=["_"]).loaded_files().items()}
+def _serve():
+    """In a fork server: leave its process id to the workers, import the named modules and
+    record the loaded files; returns ``(started_ns, failed, files)``."""
+    from .loaded_code import loaded_files
+
+    os.environ[SERVER_PID_VARIABLE] = str(os.getpid())
+    started = time.time_ns()
+    failed = preload(json.loads(os.environ.pop(PRELOAD_VARIABLE)))
+    files = {path: state if state[1] < started else (-2, -2)
+             for path, state in loaded_files().items()}
+    return started, failed, files
+
+
+#: When the imports began (ns since the epoch, the clock of files' modification times); the
+#: modules whose import failed; the loaded modules' files outside the Python installation,
+#: with their (size, mtime_ns), or (-2, -2) for a file modified since the imports began.
+#: Only in a fork server (where :data:`PRELOAD_VARIABLE` is set): imported anywhere else
+#: (the documentation, the tests' collection), the module does nothing.
+STARTED_NS, FAILED, FILES = _serve() if PRELOAD_VARIABLE in os.environ else (None, [], {})

@@ -383,3 +383,26 @@ def test_an_edit_after_the_servers_import_and_before_its_first_worker_counts(tmp
         print(json.dumps([first, second]))
     """)
     assert found == [1, 2]
+
+
+def test_a_pool_whose_server_was_stopped_and_started_again_gets_workers_that_live(tmp_path):
+    """A pool whose idle workers had exited lost its server to another thread's request (no
+    live worker); its next task started the server again, under another process id, and its
+    new workers, which watched the old one, ended themselves at once."""
+    found = run_script(tmp_path, """
+        import json, threading, time
+        from uqkit.execution import executors, fork_server
+        executors.IDLE_SECONDS = 1  # the workers exit after a second idle
+        first = executors.local_executor(2)
+        first.submit(abs, -1).result()
+        old = fork_server.server_pid()
+        time.sleep(3)
+        other = threading.Thread(target=lambda: executors.local_executor(2, threads=2)
+                                 .submit(abs, -2).result())
+        other.start()
+        other.join()
+        stopped = not fork_server._servers[1].running()
+        print(json.dumps([stopped, list(first.map(abs, [-3, -4, -5]))]))
+    """)
+    assert found == [True, [3, 4, 5]]
+
