@@ -59,7 +59,6 @@ import signal
 import sys
 import threading
 import time
-import weakref
 from functools import lru_cache
 from multiprocessing import context as mp_context
 from multiprocessing import forkserver, util
@@ -160,7 +159,6 @@ class PreloadServer(forkserver.ForkServer):
         self._preload_modules = ["uqkit.execution.server_preload"]
         self.env = dict(env)
         self.key = key
-        self.pools = weakref.WeakSet()
         self.report = None
         self.context = _PreloadContext()
         self.context.Process = self.process
@@ -184,6 +182,8 @@ class PreloadServer(forkserver.ForkServer):
         if self.running():
             return
         with _lock:
+            if self.running():  # another thread started it meanwhile
+                return
             self.report = os.path.join(_reports(), f"{id(self)}-{time.monotonic_ns()}.json")
             from .server_preload import PRELOAD_VARIABLE
 
@@ -196,7 +196,7 @@ class PreloadServer(forkserver.ForkServer):
             try:
                 super().ensure_running()
             finally:
-                if main:
+                if main and previous is not None:  # None: a handler not set from Python
                     signal.signal(signal.SIGINT, previous)
                 for var, value in saved.items():
                     if value is None:
