@@ -257,6 +257,12 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None, pr
         raise ValueError(f"workers must be >= 1, got workers={workers}")
     env = {var: str(threads) for var in THREAD_VARIABLES}
     env["LOKY_MAX_MEMORY_LEAK_SIZE"] = str(WORKER_MEMORY_GROWTH)
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # multiprocessing's start of a worker reads it, and fails
+        raise RuntimeError("this process's working directory was removed; change to an "
+                           "existing directory (os.chdir) before running on the local "
+                           "pool") from None
     method = start_method or os.environ.get(START_METHOD_VARIABLE) or DEFAULT_START_METHOD
     if method not in START_METHODS:
         where = f"{START_METHOD_VARIABLE}={method!r}" if not start_method else repr(method)

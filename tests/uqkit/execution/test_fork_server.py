@@ -406,3 +406,26 @@ def test_a_pool_whose_server_was_stopped_and_started_again_gets_workers_that_liv
     """)
     assert found == [True, [3, 4, 5]]
 
+
+@pytest.mark.parametrize("method", ["preload", "loky"])
+def test_a_pool_asked_for_from_a_removed_working_directory_says_so(tmp_path, method):
+    """multiprocessing reads the working directory to start a worker, and ``os.getcwd``
+    raises once it was removed (a test's temporary folder, say): a bare FileNotFoundError
+    without a file name, deep in multiprocessing, and a fork server's key read it first."""
+    os.environ["UQKIT_START_METHOD"] = method
+    try:
+        found = run_script(tmp_path, """
+            import json, os, shutil
+            from uqkit.execution.executors import local_executor
+            os.mkdir("gone")
+            os.chdir("gone")
+            shutil.rmtree(os.path.join("..", "gone"))
+            try:
+                local_executor(2)
+            except RuntimeError as exc:
+                print(json.dumps(str(exc)))
+        """)
+    finally:
+        del os.environ["UQKIT_START_METHOD"]
+    assert "working directory was removed" in found
+
