@@ -223,7 +223,8 @@ def check_picklable(obj, what="the model"):
 
 def local_executor(workers=None, start_method=None, threads=1, code_key=None, preload=()):
     """A loky process pool of ``workers`` (default: every core) processes, each pinned to
-    ``threads`` threads and watching this process (:func:`worker_init`).
+    ``threads`` threads and watching this process, or the fork server, which ends with it
+    (:func:`worker_init`).
 
     The pool is loky's reusable one: a later call with the same settings gets the same
     workers back (warm, their imports and JIT caches loaded), whatever model it runs, unless
@@ -257,12 +258,6 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None, pr
         raise ValueError(f"workers must be >= 1, got workers={workers}")
     env = {var: str(threads) for var in THREAD_VARIABLES}
     env["LOKY_MAX_MEMORY_LEAK_SIZE"] = str(WORKER_MEMORY_GROWTH)
-    try:
-        os.getcwd()
-    except FileNotFoundError:  # multiprocessing's start of a worker reads it, and fails
-        raise RuntimeError("this process's working directory was removed; change to an "
-                           "existing directory (os.chdir) before running on the local "
-                           "pool") from None
     method = start_method or os.environ.get(START_METHOD_VARIABLE) or DEFAULT_START_METHOD
     if method not in START_METHODS:
         where = f"{START_METHOD_VARIABLE}={method!r}" if not start_method else repr(method)
@@ -271,6 +266,12 @@ def local_executor(workers=None, start_method=None, threads=1, code_key=None, pr
     if method == "preload":
         from . import fork_server
 
+        try:
+            os.getcwd()
+        except FileNotFoundError:  # a server's key and start read it
+            raise RuntimeError("this process's working directory was removed; change to an "
+                               "existing directory (os.chdir) before running on the local "
+                               "pool") from None
         if fork_server.available():
             fork_server.note_server_files()  # before the key: the server's files count
         else:

@@ -35,8 +35,10 @@ not used (:func:`available`). Two differences from multiprocessing's own forkser
 A worker is forked with the server's environment and working directory, as of the server's
 start (a later ``os.environ`` change reaches the next server's workers only). The server's
 modules are fixed when it starts: a pool that asks for more later imports them in its
-workers. It ignores Ctrl-C (this process handles it; a server started again from another
-thread, after it died, does not) and ends when this process does: it
+workers. It ignores Ctrl-C during its imports when started from the main thread (this
+process handles it; a server started again from another thread, for an old pool, does not,
+nor one of a process whose SIGINT handler was set outside Python) and ends when this process
+does: it
 reads a pipe whose write ends this process holds. multiprocessing gives one to each worker
 too, so that a worker may ask the server for processes of its own, and a plain ``fork`` of
 this process inherits one: both close theirs at once (:func:`leave_server`, and a fork
@@ -160,6 +162,7 @@ class PreloadServer(forkserver.ForkServer):
         self.env = dict(env)
         self.key = key
         self.report = None
+        self.launching = 0  # workers being forked now (see stop_unused)
         self.context = _PreloadContext()
         self.context.Process = self.process
         _forget_in_fork_children()
@@ -191,12 +194,16 @@ class PreloadServer(forkserver.ForkServer):
                    PRELOAD_VARIABLE: json.dumps(self.modules)}
             saved = {var: os.environ.get(var) for var in env}
             os.environ.update(env)
-            main = threading.current_thread() is threading.main_thread()
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+            # ignored across the exec; not where it cannot be put back: another thread's
+            # call, or a handler not set from Python (getsignal gives None)
+            previous = signal.getsignal(signal.SIGINT)
+            swap = threading.current_thread() is threading.main_thread() and previous is not None
+            if swap:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
                 super().ensure_running()
             finally:
-                if main and previous is not None:  # None: a handler not set from Python
+                if swap:
                     signal.signal(signal.SIGINT, previous)
                 for var, value in saved.items():
                     if value is None:
@@ -285,13 +292,20 @@ def _popen_class():
                 mp_context.reduction.dump(process_obj, buf)
             finally:
                 mp_context.set_spawning_popen(None)
-            server.ensure_running()
-            self.sentinel, w = server.connect_to_new_process(self._fds)
-            parent_w = os.dup(w)
-            self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
-            with open(w, "wb", closefd=True) as f:
-                f.write(buf.getbuffer())
-            self.pid = forkserver.read_signed(self.sentinel)
+            with _lock:  # until the worker is the server's child, stop_unused leaves it
+                server.launching += 1
+            try:
+                server.ensure_running()
+                self.sentinel, w = server.connect_to_new_process(self._fds)
+                parent_w = os.dup(w)
+                self.finalizer = util.Finalize(self, util.close_fds,
+                                               (parent_w, self.sentinel))
+                with open(w, "wb", closefd=True) as f:
+                    f.write(buf.getbuffer())
+                self.pid = forkserver.read_signed(self.sentinel)
+            finally:
+                with _lock:
+                    server.launching -= 1
 
     return Popen
 
@@ -347,13 +361,13 @@ def ensure_server(modules, env, threads, code_key):
 
 
 def stop_unused():
-    """Stop every server but the last one asked for that has no live worker: a pool
-    replaced (for changed code, say) has had its workers ended, and one idle or busy in
-    another thread keeps its server. A stopped server starts again if a pool of it needs a
-    worker later."""
+    """Stop every server but the last one asked for that has no live worker and none being
+    forked: a pool replaced (for changed code, say) has had its workers ended, and one idle
+    or busy in another thread keeps its server. A stopped server starts again if a pool of
+    it needs a worker later."""
     with _lock:
         for server in list(_servers.values()):
-            if server.number not in _last and not server.workers():
+            if server.number not in _last and not server.launching and not server.workers():
                 server.stop()
 
 

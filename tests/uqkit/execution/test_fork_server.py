@@ -163,7 +163,8 @@ def test_server_modules_takes_the_request_then_what_every_worker_imports():
     assert names == ["fem", "numpy", *[n for n in fork_server.WORKER_PACKAGES if n != "numpy"]]
 
 
-def test_the_start_method_variable_picks_loky_and_a_bad_name_is_refused(tmp_path):
+def test_the_start_method_variable_picks_loky_and_a_bad_name_is_refused(tmp_path,
+                                                                       monkeypatch):
     """``UQKIT_START_METHOD=loky`` gives fresh interpreters (each imports the module itself,
     no server starts); a name uqkit does not know is refused, naming the variable."""
     write_probe(tmp_path, 1)
@@ -175,20 +176,14 @@ def test_the_start_method_variable_picks_loky_and_a_bad_name_is_refused(tmp_path
         seen = [pool.submit(look, 0).result()["value"]]
         print(json.dumps({"value": seen, "server": fork_server.server_pid()}))
     """
-    os.environ["UQKIT_START_METHOD"] = "loky"
-    try:
-        found = run_script(tmp_path, script)
-    finally:
-        del os.environ["UQKIT_START_METHOD"]
+    monkeypatch.setenv("UQKIT_START_METHOD", "loky")
+    found = run_script(tmp_path, script)
     assert found == {"value": [None], "server": None}
     from uqkit.execution.executors import local_executor
 
-    os.environ["UQKIT_START_METHOD"] = "fork"
-    try:
-        with pytest.raises(ValueError, match="UQKIT_START_METHOD='fork'.*preload, loky"):
-            local_executor(2)
-    finally:
-        del os.environ["UQKIT_START_METHOD"]
+    monkeypatch.setenv("UQKIT_START_METHOD", "fork")
+    with pytest.raises(ValueError, match="UQKIT_START_METHOD='fork'.*preload, loky"):
+        local_executor(2)
 
 
 def test_a_new_server_leaves_a_busy_pool_of_the_old_one_running(tmp_path):
@@ -407,25 +402,40 @@ def test_a_pool_whose_server_was_stopped_and_started_again_gets_workers_that_liv
     assert found == [True, [3, 4, 5]]
 
 
-@pytest.mark.parametrize("method", ["preload", "loky"])
-def test_a_pool_asked_for_from_a_removed_working_directory_says_so(tmp_path, method):
-    """multiprocessing reads the working directory to start a worker, and ``os.getcwd``
-    raises once it was removed (a test's temporary folder, say): a bare FileNotFoundError
-    without a file name, deep in multiprocessing, and a fork server's key read it first."""
-    os.environ["UQKIT_START_METHOD"] = method
-    try:
-        found = run_script(tmp_path, """
-            import json, os, shutil
-            from uqkit.execution.executors import local_executor
-            os.mkdir("gone")
-            os.chdir("gone")
-            shutil.rmtree(os.path.join("..", "gone"))
-            try:
-                local_executor(2)
-            except RuntimeError as exc:
-                print(json.dumps(str(exc)))
-        """)
-    finally:
-        del os.environ["UQKIT_START_METHOD"]
+def test_a_pool_asked_for_from_a_removed_working_directory_says_so(tmp_path):
+    """multiprocessing reads the working directory to start a server or a worker, and
+    ``os.getcwd`` raises once it was removed (a test's temporary folder, say): a bare
+    FileNotFoundError without a file name, deep in multiprocessing."""
+    found = run_script(tmp_path, """
+        import json, os, shutil
+        from uqkit.execution.executors import local_executor
+        os.mkdir("gone")
+        os.chdir("gone")
+        shutil.rmtree(os.path.join("..", "gone"))
+        try:
+            local_executor(2)
+        except RuntimeError as exc:
+            print(json.dumps(str(exc)))
+    """)
     assert "working directory was removed" in found
 
+
+
+def test_a_server_forking_a_worker_is_not_stopped(tmp_path):
+    """Until a worker is the server's child, the server has no live worker to show:
+    another thread's request stopped it in the middle of the fork, and the pool broke."""
+    found = run_script(tmp_path, """
+        import json
+        from uqkit.execution import fork_server
+        from uqkit.execution.executors import THREAD_VARIABLES
+        env = {var: "1" for var in THREAD_VARIABLES}
+        server = fork_server.ensure_server([], env, 1, "a")
+        fork_server.ensure_server([], env, 2, "b")  # another is the last asked for
+        server.launching = 1  # as _launch has it while it forks a worker
+        fork_server.stop_unused()
+        kept = server.running()
+        server.launching = 0
+        fork_server.stop_unused()
+        print(json.dumps([kept, server.running()]))
+    """)
+    assert found == [True, False]
