@@ -10,8 +10,8 @@ Here the workers are forked from one server process instead (multiprocessing's `
 method): the server is started once from this process, imports :func:`server_modules`, then
 forks each worker from itself. A worker starts with those modules loaded and shares their
 memory copy-on-write. Measured on 2 cores (``benchmarks/bench_cores.py --pool``): 8 workers
-that each solve the membrane once and import the BDL, the baselines and torch took 26.7 s of
-CPU as fresh interpreters, 3.0 s forked (and 2.5 s in the server, once).
+that each solve the membrane once and import the BDL, the baselines and torch took 24.1 s of
+CPU as fresh interpreters, 3.1 s forked (and 2.5 s in the server, once).
 
 It is safe where a plain ``fork`` of this process is not, for the reasons the forkserver
 method exists: the server runs no threads (the workers' thread caps are in its environment
