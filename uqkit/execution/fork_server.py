@@ -138,12 +138,13 @@ def server_key(threads, code_key):
     return threads, code_key, os.getcwd()
 
 
-def _process_state(pid):
-    """The state letter of process ``pid`` (``"Z"`` for a zombie), or None if there is none."""
+def _process_stat(pid):
+    """The fields of ``/proc/PID/stat`` after the command's name (the state letter first,
+    ``"Z"`` for a zombie, then the parent's process id), or None if there is no process."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+            return fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):  # gone meanwhile
         return None
 
 
@@ -176,7 +177,7 @@ class PreloadServer(forkserver.ForkServer):
     def running(self):
         """Whether the server process runs (a zombie does not)."""
         pid = self._forkserver_pid
-        return pid is not None and _process_state(pid) not in (None, "Z")
+        return pid is not None and (_process_stat(pid) or ["Z"])[0] != "Z"
 
     def ensure_running(self):
         """Start the server unless it runs: with :attr:`env` and the report variable in its
@@ -216,17 +217,9 @@ class PreloadServer(forkserver.ForkServer):
         pid = self._forkserver_pid
         if pid is None:
             return []
-        found = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat") as fh:
-                        fields = fh.read().rsplit(")", 1)[1].split()
-                except OSError:  # gone meanwhile
-                    continue
-                if int(fields[1]) == pid and fields[0] != "Z":
-                    found.append(int(entry))
-        return found
+        stats = {int(e): _process_stat(e) for e in os.listdir("/proc") if e.isdigit()}
+        return [child for child, fields in stats.items()
+                if fields and int(fields[1]) == pid and fields[0] != "Z"]
 
     def stop(self, grace=STOP_GRACE):
         """Close this process's end of the server's pipe, which ends it (its workers follow);
