@@ -226,9 +226,10 @@ def _function_data(f):
     call counter, a table loaded on first use). All of them where the module has no source
     file (a notebook, ``python -c``). Else the functions, classes and modules among them;
     the values that cannot change in place (:func:`_is_atom`: numbers, strings, tuples of
-    them), which the source may not hold (``from settings import SCALE``, ``N =
+    them) and arrays and tables (:func:`_is_data`: ``LOADS = np.loadtxt("loads.csv")``),
+    which the source may not hold (``from settings import SCALE``, ``N =
     int(sys.argv[1])``), also those it reads through a user module it holds
-    (``settings.SCALE``); and for a container or object, the source of the user modules
+    (``settings.SCALE``); and for another container or object, the source of the user modules
     that hold it (``from settings import PARAMS``: ``settings.py``) and its class where
     that is the user's, not its value, so a cache the model fills as it runs does not make
     it another model (and a dict of settings changed at run time is not seen: a
@@ -248,8 +249,8 @@ def _function_data(f):
     names = _global_names(f.__code__) - stored
     for name in sorted(n for n in names if n in f.__globals__):
         value = f.__globals__[name]
-        if whole or _is_atom(value) or _is_code(value) or inspect.isclass(value) \
-                or inspect.ismodule(value):
+        if whole or _is_atom(value) or _is_data(value) or _is_code(value) \
+                or inspect.isclass(value) or inspect.ismodule(value):
             out.append((f"global {name}", value))
         else:
             out += [(f"global {name} held by", m) for m in _holders(value, f.__globals__)]
@@ -270,7 +271,7 @@ def _module_attributes(label, module, names, stored_attributes, seen=None):
     for attr, v in sorted(vars(module).items()):
         if attr not in names or attr in stored_attributes:
             continue
-        if _is_atom(v):
+        if _is_atom(v) or _is_data(v):
             out.append((f"{label}.{attr}", v))
         elif inspect.ismodule(v) and _is_user_code(v.__name__) and v.__name__ not in seen:
             out.append((f"{label}.{attr}", v))
@@ -292,6 +293,20 @@ def _is_atom(value):
         return len(value) <= ATOM_MAX_ITEMS and all(_is_atom(v) for v in value)
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(value, numpy.generic)
+
+
+def _is_data(value):
+    """Whether a value is an array or a table: a NumPy array, a torch tensor, a pandas
+    DataFrame, Series or Index. A module global of these counts by its values, not by the
+    source that makes it: most often it is read from a data file at import (``LOADS =
+    np.loadtxt("loads.csv")``), whose edit the source does not show."""
+    kinds = []
+    for module, names in (("numpy", ("ndarray",)), ("torch", ("Tensor",)),
+                          ("pandas", ("DataFrame", "Series", "Index"))):
+        package = sys.modules.get(module)
+        if package is not None:
+            kinds += [getattr(package, name) for name in names if hasattr(package, name)]
+    return bool(kinds) and isinstance(value, tuple(kinds))
 
 
 def _holders(value, own):
@@ -530,8 +545,9 @@ def fingerprint(obj):
       kind (a closure made with another constant, dict or object is another model);
     * the source of the modules that define them (a changed function body, class attribute
       or module constant changes it; for a model defined in a script, any edit of the
-      script), and the numbers, strings and tuples among the user's module globals its
-      functions read (an imported constant, a setting from ``sys.argv``: the source may
+      script), and the numbers, strings and tuples, arrays and tables (NumPy, torch,
+      pandas) among the user's module globals its functions read (an imported constant, a
+      setting from ``sys.argv``, a table read from a data file at import: the source may
       not hold their values); where a module has no source file (a notebook, ``python
       -c``), every global its functions read and its classes' attributes. Random number
       generators and ``os.environ`` count by their type only;

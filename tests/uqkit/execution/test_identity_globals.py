@@ -290,3 +290,31 @@ def test_a_submodule_reached_through_its_package_is_followed(project):
     write(pkg_s__sub="def scale(x):\n    return 3.0 * x\n",
           pkg_s__deep__leaf="def shift(x):\n    return x + 2.0\n")  # only the deeper one back
     assert describe_model(load("model_s").model)["fingerprint"] not in identities
+
+
+@pytest.mark.parametrize("reader", ["LOADS", "data_n.LOADS", "TABLE"])
+def test_an_array_or_table_read_from_a_data_file_is_its_values(project, tmp_path, reader):
+    """``LOADS = np.loadtxt("loads.csv")`` at import, in the model's module or another one:
+    an array counted by the source that makes it, so an edited data file served the old
+    runs without a word. A pandas table likewise."""
+    write, load = project
+    pandas = pytest.importorskip("pandas") if reader == "TABLE" else None
+    csv = tmp_path / "loads.csv"
+    identities = []
+    for last in ("3.0", "4.0", "3.0"):
+        csv.write_text(f"1.0\n2.0\n{last}\n")
+        write(data_n=f"""
+            import numpy as np
+            LOADS = np.loadtxt({str(csv)!r})
+        """, beam_n=f"""
+            import numpy as np
+            import data_n
+            from data_n import LOADS
+            {"import pandas; TABLE = pandas.read_csv(" + repr(str(csv)) + ", header=None)"
+             if pandas else ""}
+            def model(X):
+                return X * np.asarray({reader}).sum()
+        """)
+        identities.append(describe_model(load("beam_n").model))
+    assert identities[0] != identities[1]
+    assert identities[0] == identities[2]  # the same data: the same model, in a new process
