@@ -501,10 +501,19 @@ class _Run:
             if self.st is not None:
                 out = self.parts[j]
                 self.st.save(j, self.starts[j], self.X[self.rows(j)], out.values, out.status,
-                             out.reasons, out.seconds)
+                             out.reasons, _chunk_seconds(out))
                 self.rows_saved(np.arange(self.starts[j],
                                           self.starts[j] + len(self.X[self.rows(j)])))
         self.held = []
+
+
+def _chunk_seconds(out):
+    """The seconds to save with a finished chunk: the time of its runs, where some rows'
+    answers were taken from kept ones (``out.kept``) the time per run made times its rows, so
+    that a later rerun, which loads it, reads the cost of a run; 0 where every row was kept
+    (no run timed)."""
+    made = len(out.status) - out.kept
+    return out.seconds * len(out.status) / made if made > 0 else 0.0
 
 
 def _median_row_seconds(parts):

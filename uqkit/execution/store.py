@@ -7,7 +7,8 @@ Layout (readable with numpy alone)::
 
 Each chunk file holds ``start`` (index of its first row), ``inputs`` (m, d), ``outputs``
 (m, k), ``status`` (m,) int (0 = ok), ``reasons`` (m,) str and ``seconds`` (wall time of
-its evaluation); load one with ``np.load(path)`` (no pickle needed). Chunks are written
+its evaluation; where a resume took some rows' answers from kept ones, the time per run
+made times m); load one with ``np.load(path)`` (no pickle needed). Chunks are written
 atomically (temporary file, fsync, rename, fsync of the directory), so a killed run leaves
 only whole chunks behind. The manifest records the settings (model, sample count, chunk size,
 a hash of the inputs, seed, ...): reopening the directory with different settings is refused

@@ -348,3 +348,25 @@ def test_answers_taken_from_kept_ones_are_counted_apart_and_not_timed(tmp_path):
     assert (res.computed, res.loaded, res.kept) == (8, 0, 8)
     assert res.outputs[:, 0].tolist() == (2 * X[:, 0]).tolist()
     assert 0.05 <= res.seconds_per_run < 0.5
+
+
+def test_a_chunk_saved_with_kept_answers_keeps_the_cost_of_a_run_for_a_later_rerun(tmp_path):
+    """A resume that takes 4 of its first chunk's 8 runs from kept answers saves that chunk's
+    time: a later rerun, which loads every chunk, read the time of 4 runs as that of 8, and
+    half the cost of a run for that chunk."""
+    def slow_double(x):
+        time.sleep(0.05)
+        return 2 * x[0]
+
+    X = np.arange(16.0)[:, None]
+    store = tmp_path / "store"
+    store.mkdir()
+    for row in range(4):  # what a killed run had kept of its first chunk
+        kept_runs.keep(kept_runs.kept_folder(store), row, X[row], np.array([2 * X[row, 0]]))
+    first = propagate(PerRunModel(slow_double), X, executor="serial", chunk_size=8,
+                      store=store, progress=False)
+    again = propagate(PerRunModel(slow_double), X, executor="serial", chunk_size=8,
+                      store=store, progress=False)
+    assert (first.computed, first.kept, again.loaded) == (12, 4, 16)
+    assert 0.05 <= first.seconds_per_run < 0.5
+    assert 0.05 <= again.seconds_per_run < 0.5
