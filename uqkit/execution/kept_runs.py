@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["FINISHED", "RUN_DIGITS", "run_name", "kept_folder", "keep", "take", "recall",
-           "drop"]
+           "take_or_run", "drop"]
 
 #: The folder, inside a store's ``runs/``, of the answers that wait for their chunk.
 FINISHED = ".finished"
@@ -140,6 +140,41 @@ def take(folder, row, x, k, invocation=""):
     if not (shape_ok and np.isfinite(outputs).all()):
         return None, False
     return outputs, not invocation or kept.get("invocation") != str(invocation)
+
+
+def take_or_run(folder, X, rows, k, invocation, run):
+    """Each row's answer, one row at a time: its kept one where ``folder`` holds it
+    (:func:`take`), else ``run(x, row, k)``'s ``(values or None, status, reason)``, whose
+    successful, finite answer is kept at once (the next run may never end). ``k``: the
+    number of outputs, or None until the first answer gives it.
+
+    Returns:
+        ``(answers, earlier)``: each row's ``(values or None, status, reason)``, and the
+        number of answers an earlier (interrupted) propagation had kept.
+
+    >>> import tempfile
+    >>> folder = kept_folder(tempfile.mkdtemp())
+    >>> keep(folder, 0, np.array([1.0]), np.array([2.0]), invocation="stopped")
+    >>> twice = lambda x, row, k: (2 * x, 0, "ok")
+    >>> take_or_run(folder, np.array([[1.0], [3.0]]), [0, 1], 1, "now", twice)
+    ([(array([2.]), 0, 'ok'), (array([6.]), 0, 'ok')], 1)
+    >>> take(folder, 1, np.array([3.0]), 1, "now")  # kept at once, by this propagation
+    (array([6.]), False)
+    """
+    answers, earlier_count = [], 0
+    for x, row in zip(X, rows):
+        values, earlier = take(folder, int(row), x, k, invocation)
+        if values is not None:
+            answers.append((values, 0, "ok"))
+            k, earlier_count = len(values), earlier_count + earlier
+            continue
+        values, status, reason = run(x, int(row), k)
+        if status == 0 and values is not None:
+            k = len(values)
+            if np.isfinite(values).all():
+                keep(folder, int(row), x, values, invocation)
+        answers.append((values, status, reason))
+    return answers, earlier_count
 
 
 def drop(folder, rows, parent=False):

@@ -128,28 +128,23 @@ class PerRunModel:
                              + f", got shape {X.shape}")
         if context is None:
             context = RunContext(np.arange(len(X)))
-        folder = kept_runs.kept_folder(context.store)
-        k = len(self.output_names) or None
-        rows, first_traceback, kept = [], "", 0
-        for x, row in zip(X, context.rows.tolist()):
-            values, earlier = kept_runs.take(folder, row, x, k, context.invocation)
-            if values is not None:
-                k, kept = len(values), kept + earlier
-                rows.append((values, "ok"))
-                continue
+        tracebacks = []
+
+        def run(x, row, k):
             try:
-                values, reason = self._answer(self._call(x), k), "ok"
+                return self._answer(self._call(x), k), 0, "ok"
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - the run's failure
                 # (sys.exit() in a solver's wrapper ended the whole study)
-                first_traceback = first_traceback or traceback.format_exc()
-                values, reason = None, f"raised {type(exc).__name__}: {exc}"
-            if values is not None:
-                k = len(values)
-                if np.isfinite(values).all():  # kept at once: the next run may never end
-                    kept_runs.keep(folder, row, x, values, context.invocation)
-            rows.append((values, reason))
-        out = _output(rows, k or 0)
-        out.traceback, out.kept = first_traceback, kept
+                if not tracebacks:  # the first failure's
+                    tracebacks.append(traceback.format_exc())
+                return None, RAISED, f"raised {type(exc).__name__}: {exc}"
+
+        answers, kept = kept_runs.take_or_run(
+            kept_runs.kept_folder(context.store), X, context.rows, len(self.output_names) or None,
+            context.invocation, run)
+        out = _output([(values, reason) for values, _, reason in answers],
+                      len(self.output_names))
+        out.traceback, out.kept = (tracebacks or [""])[0], kept
         return out
 
     def _call(self, x):
@@ -217,8 +212,10 @@ class PerRunModel:
 
 
 def _output(rows, k):
-    """The :class:`ModelOutput` of ``rows``' (values or None, reason): a run without values
-    raised; a non-finite one is flagged by :func:`normalise_output`."""
+    """The :class:`ModelOutput` of ``rows``' (values or None, reason), of the runs' number of
+    outputs (``k`` where none has values): a run without values raised; a non-finite one is
+    flagged by :func:`normalise_output`."""
+    k = next((len(v) for v, _ in rows if v is not None), k)
     values = np.full((len(rows), k), np.nan)
     for i, (row_values, _) in enumerate(rows):
         if row_values is not None:

@@ -212,25 +212,18 @@ class ExternalModel:
         finished = self._finished_dir(context.store)  # before base makes the store's path
         base, temporary = self._base_dir(context.store)
         env = self._environment()
-        values = np.full((len(X), len(self.output_names)), np.nan)
-        status = np.zeros(len(X), dtype=np.int64)
-        reasons = np.full(len(X), "ok", dtype=object)
-        taken = 0
         try:
-            for i, (x, row) in enumerate(zip(X, context.rows)):
-                kept, earlier = kept_runs.take(finished, int(row), x, len(self.output_names),
-                                               context.invocation)
-                if kept is None:
-                    values[i], status[i], reasons[i] = self._run_one(x, int(row), base, env)
-                    if status[i] == 0:
-                        kept_runs.keep(finished, int(row), x, values[i], context.invocation)
-                else:
-                    values[i], status[i], reasons[i] = kept, 0, "ok"
-                    taken += earlier
+            answers, taken = kept_runs.take_or_run(
+                finished, X, context.rows, len(self.output_names), context.invocation,
+                lambda x, row, k: self._run_one(x, row, base, env))
         finally:
             if temporary and not any(base.iterdir()):
                 base.rmdir()
-        return ModelOutput(values, status, reasons.astype(str), kept=taken)
+        values = np.array([v for v, _, _ in answers], dtype=float).reshape(
+            len(X), len(self.output_names))
+        status = np.array([s for _, s, _ in answers], dtype=np.int64)
+        reasons = np.array([r for _, _, r in answers], dtype=str)
+        return ModelOutput(values, status, reasons, kept=taken)
 
     def rows_saved(self, context):
         """Drop the kept answers of the runs of ``context.rows``: the store
