@@ -94,31 +94,16 @@ def code_modules(*modules):
     disk, not imported. A study names its whole package: naming one module of it missed the
     code that computes its tasks (an edit of ``studies/membrane/tasks.py`` halving R^2 was
     served the old tables)."""
-    from importlib.util import find_spec
+    from uqkit.execution.sources import package_modules
 
-    names = []
-    for name in dict.fromkeys((*SHARED_CODE, *modules)):
-        top, *rest = name.split(".")
-        spec = find_spec(top)  # a top-level name: nothing is imported
-        folder = os.path.join(os.path.dirname(spec.origin), *rest)
-        if not os.path.isdir(folder):
-            names.append(name)
-            continue
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
-            package = ".".join([name, *os.path.relpath(root, folder).split(os.sep)]) \
-                if root != folder else name
-            names.append(package)
-            names += [f"{package}.{f[:-3]}" for f in sorted(files)
-                      if f.endswith(".py") and f != "__init__.py"]
-    return names
+    return [m for name in dict.fromkeys((*SHARED_CODE, *modules)) for m in package_modules(name)]
 
 
 def code_version(*modules):
     """A hash of the source of the :data:`SHARED_CODE` packages and the named modules
     (:func:`code_modules`): the code a study's cached results depend on, so that a changed
     trainer or study retrains instead of reusing stale fits."""
-    from uqkit.execution.identity import source_digest
+    from uqkit.execution.sources import source_digest
 
     return source_digest(code_modules(*modules))
 

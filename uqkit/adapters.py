@@ -12,13 +12,9 @@ def _fem_modules():
     """Every module of the fem package but :data:`FEM_NOT_SOLVER`, found on disk (not
     imported). A hand-written list missed ``fem.system`` (the loads and probe weights): an edit
     scaling the load by 1.5 was served the old deflections from the store."""
-    import os
-    from importlib.util import find_spec
+    from .execution.sources import package_modules
 
-    folder = os.path.dirname(find_spec("fem").origin)
-    names = ["fem"] + [f"fem.{f[:-3]}" for f in sorted(os.listdir(folder))
-                       if f.endswith(".py") and f != "__init__.py"]
-    return tuple(n for n in names if n not in FEM_NOT_SOLVER)
+    return tuple(n for n in package_modules("fem") if n not in FEM_NOT_SOLVER)
 
 
 #: The modules of the FE solver whose source identifies its results.
@@ -84,7 +80,7 @@ class MembraneModel:
         """The model's settings with the version and a hash of the source of the solver
         (every module of :mod:`fem` but its plotting), so that results of a changed solver
         are never mixed with older ones."""
-        from .execution.identity import _versions, source_digest
+        from .execution.sources import _versions, source_digest
 
         return {"model": "fem.membrane", "p": self.p, "mesh": [self.nx, self.ny],
                 "mode": self.mode, "probes": {n: list(xy) for n, xy in self.probes.items()},

@@ -5,8 +5,8 @@ finds its own.
 :func:`describe_model` gives a model's ``describe()`` where it has one, else its qualified
 name and :func:`fingerprint`, a hash of its code (bytecode, followed through what it
 holds and calls), the values it holds, its modules' source and its packages' versions;
-:func:`identity_key` hashes either. :func:`source_digest` hashes modules' source without
-importing them. The values a model holds are hashed by their pickle, the same in every
+:func:`identity_key` hashes either; :mod:`uqkit.execution.sources` reads the modules' source and
+versions. The values a model holds are hashed by their pickle, the same in every
 process: functions and modules by name, sets in a fixed order, numba dispatchers by their
 Python function, torch tensors by their values (:func:`_value_bytes`); the code moved to
 another directory is the same code.
@@ -21,83 +21,9 @@ import os
 import sys
 import warnings
 
-__all__ = ["source_digest", "fingerprint", "identity_key", "describe_model", "user_modules"]
+from .sources import _has_source_file, _is_user_code, _versions, source_digest
 
-
-@functools.lru_cache(maxsize=None)
-def _packages_distributions():
-    """``importlib.metadata.packages_distributions()``, read once per process: it scans every
-    installed distribution (~0.5 s), and a study asks for it once per model description."""
-    from importlib import metadata
-
-    return metadata.packages_distributions()
-
-
-def _versions(module_name):
-    """``{distribution: version}`` of the installed distributions providing the top-level
-    package of ``module_name`` (empty for a script or a notebook)."""
-    from importlib import metadata
-
-    top = module_name.split(".")[0]
-    out = {}
-    for dist in _packages_distributions().get(top, []):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:  # pragma: no cover - broken install
-            pass
-    return out
-
-
-def source_digest(module_names):
-    """SHA-256 of the source code of the named modules (in the given order); None if any has
-    no readable source.
-
-    A module that is not imported yet is read from its file without being imported (nor its
-    package's ``__init__`` run), so that hashing, say, the surrogates' code does not load torch
-    into a process that never trains; the text is the same as ``inspect.getsource`` of the
-    imported module."""
-    h = hashlib.sha256()
-    for name in module_names:
-        try:
-            h.update(_module_source(name).encode())
-        except (OSError, TypeError):
-            return None
-    return h.hexdigest()
-
-
-def _module_source(name):
-    """The source text of module ``name`` (see :func:`source_digest`)."""
-    import linecache
-
-    module = sys.modules.get(name)
-    if module is None:
-        origin = _source_file(name)
-        if origin is not None:
-            lines = linecache.getlines(origin)
-            if lines:
-                return "".join(lines)
-        import importlib
-
-        module = importlib.import_module(name)
-    return inspect.getsource(module)
-
-
-def _source_file(name):
-    """The ``.py`` file of module ``name``, found without executing the module or its parent
-    packages (the top-level name by every finder, as ``import`` would; a submodule in its
-    package's directories); None when it cannot be found that way."""
-    from importlib.machinery import PathFinder
-    from importlib.util import find_spec
-
-    top, *rest = name.split(".")
-    spec = sys.modules[top].__spec__ if top in sys.modules else find_spec(top)
-    for part in rest:
-        path = spec.submodule_search_locations if spec is not None else None
-        if path is None:
-            return None
-        spec = PathFinder.find_spec(f"{spec.name}.{part}", path)
-    origin = spec.origin if spec is not None else None
-    return origin if isinstance(origin, str) and origin.endswith(".py") else None
+__all__ = ["fingerprint", "identity_key", "describe_model", "user_modules"]
 
 
 def _code_objects(obj, seen):
@@ -194,14 +120,6 @@ def _attributes(obj):
             except Exception:  # noqa: BLE001 - an unset or failing slot
                 pass
     return sorted(out.items(), key=lambda kv: str(kv[0]))
-
-
-def _is_user_code(module_name):
-    """Whether ``module_name`` is the user's own code (a script, a notebook, a project's
-    modules), not the standard library's nor an installed distribution's (those are
-    identified by their versions)."""
-    top = str(module_name).split(".")[0]
-    return top not in sys.stdlib_module_names and top != "builtins" and not _versions(top)
 
 
 def _nested_codes(code):
@@ -369,13 +287,6 @@ def _stores(code):
             elif i.opname in ("STORE_ATTR", "DELETE_ATTR"):
                 attrs.add(i.argval)
     return frozenset(names), frozenset(attrs)
-
-
-def _has_source_file(module_name):
-    """Whether the module was loaded from a source file (whose text then identifies its
-    globals): not a notebook's or ``python -c``'s ``__main__``."""
-    path = getattr(sys.modules.get(module_name), "__file__", None)
-    return isinstance(path, str) and path.endswith(".py") and os.path.isfile(path)
 
 
 def _class_functions(cls):

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # a model's identity has a module of its own; its names stay importable from here
-from .identity import (_versions, describe_model, fingerprint, identity_key,  # noqa: F401
-                       source_digest)
+from .identity import describe_model, fingerprint, identity_key  # noqa: F401
+from .sources import _versions, source_digest  # noqa: F401
 
 __all__ = ["RAISED", "RunContext", "call_model", "ModelOutput", "stack_values", "by_name",
            "check_output_names", "normalise_output", "evaluate"]

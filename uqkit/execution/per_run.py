@@ -203,7 +203,8 @@ class PerRunModel:
         the outputs' meaning: the inputs' and outputs' names and the calling convention.
         ``chunk_size`` and ``cores_per_run`` change how the runs are made, not what they
         give."""
-        from .identity import describe_model, source_digest
+        from .identity import describe_model
+        from .sources import source_digest
 
         return {"per_run": describe_model(self.function),
                 "input_names": None if self.input_names is None else list(self.input_names),

@@ -304,7 +304,7 @@ class ExternalModel:
         package, and of the scripts the command names by absolute path (``python3
         /abs/solver.py``: an edited script was served its old results;
         :data:`SCRIPT_SUFFIXES`). An edited deck or parser is never served old results."""
-        from ..execution.identity import source_digest
+        from ..execution.sources import source_digest
 
         return {"model": "uqkit.external", "templates": self.template.digest(),
                 "command": self.command, "shell": self.shell, "program": self.program,
