@@ -7,16 +7,33 @@ import numpy as np
 from ..common import figure_section, pyplot, save_figure
 from .settings import ACCURACY_GOAL, GRID, PRIORS, TRIALS, make_data
 
-__all__ = ["hierarchical_verdict"]
+__all__ = ["hierarchical_verdict", "paired_standard_error"]
 
 
 def _effect(r):
-    """Per base prior and trial: hierarchical minus direct (accuracy, NLL, ECE)."""
+    """Per base prior and trial: hierarchical minus direct (accuracy, NLL, ECE), means over
+    the seeds, and ``nll_se``, the standard error of the NLL difference from the seeds' paired
+    differences (both priors are fitted to each seed's data, so the seed's own difficulty
+    cancels; ``paired_standard_error``)."""
     out = {}
     for base in ("laplace", "normal", "cauchy"):
         out[base] = {nz: {m: r[m][f"hier-{base}"][nz] - r[m][base][nz]
                           for m in ("accuracy", "nll", "ece")} for nz in TRIALS}
+        for nz in TRIALS:
+            out[base][nz]["nll_se"] = paired_standard_error(r["nll_seeds"][f"hier-{base}"][nz],
+                                                            r["nll_seeds"][base][nz])
     return out
+
+
+def paired_standard_error(a, b):
+    """The standard error of mean(a) - mean(b) from the pairs' differences a_s - b_s (the
+    seeds' results of two priors on the same data); 0 for a single pair.
+
+    >>> round(paired_standard_error([1.0, 2.0, 3.1], [0.5, 1.5, 2.5]), 4)  # sd 0.0577 / sqrt 3
+    0.0333
+    """
+    d = np.asarray(a, float) - np.asarray(b, float)
+    return float(np.std(d, ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
 
 
 def hierarchical_verdict(nll, accuracy, se):
@@ -87,12 +104,12 @@ def _markdown(study, r):
         lines += _evidence_lines(r["evidence_choice"])
     lines += ["## Did the hierarchical priors help at the stronger noise (0.3)?", "",
               "Hierarchical minus direct prior, mean over seeds; the NLL difference against its "
-              "standard error. 'yes' needs a lower NLL by more than one standard error and no "
+              "standard error over the seeds' paired differences (both priors fit each seed's "
+              "data). 'yes' needs a lower NLL by more than one standard error and no "
               "lower accuracy.", ""]
     for base, eff in r["hierarchical_effect"].items():
         e = eff["0.3"]
-        se = np.hypot(r["nll_std"][base]["0.3"], r["nll_std"][f"hier-{base}"]["0.3"]) / np.sqrt(
-            max(r["seeds"], 1))
+        se = e["nll_se"]
         verdict = hierarchical_verdict(e["nll"], e["accuracy"], se)
         lines.append(f"- {base}: accuracy {r['accuracy'][base]['0.3']:.4f} -> "
                      f"{r['accuracy'][f'hier-{base}']['0.3']:.4f} ({e['accuracy']:+.4f}), "

@@ -150,11 +150,11 @@ def run(study, log=print):
                           for p, row in vals.items()}
         report[metric + "_std"] = {p: {nz: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
                                        for nz, v in row.items()} for p, row in vals.items()}
+        report[metric + "_seeds"] = {p: {nz: [float(a) for a in v] for nz, v in row.items()}
+                                     for p, row in vals.items()}
         if metric == "accuracy":
             report["accuracy_min"] = {p: {nz: float(np.min(v)) for nz, v in row.items()}
                                       for p, row in vals.items()}
-            report["accuracy_seeds"] = {p: {nz: [float(a) for a in v] for nz, v in row.items()}
-                                        for p, row in vals.items()}
     report["goals"] = {p: {nz: {"min": report["accuracy_min"][p][nz], "goal": ACCURACY_GOAL[nz],
                                 "met": report["accuracy_min"][p][nz] >= ACCURACY_GOAL[nz]}
                            for nz in TRIALS} for p in PRIORS}

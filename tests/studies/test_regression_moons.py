@@ -269,3 +269,28 @@ def test_the_moons_verdict_names_a_mixed_outcome(nll, accuracy, verdict):
     from studies.moons.report import hierarchical_verdict
 
     assert hierarchical_verdict(nll, accuracy, 0.01) == verdict
+
+
+def test_the_moons_nll_difference_is_judged_by_its_paired_standard_error():
+    """Both priors fit each seed's data, so a seed's difficulty moves both NLLs: the
+    difference's standard error is that of the seeds' differences (against a t-based check
+    by scipy), where the unpaired one (the two spreads combined) read 0.15 for differences
+    that never vary by more than 0.002 here, and a consistent gain read 'no clear
+    difference'."""
+    from scipy import stats
+
+    from studies.moons.report import _effect, hierarchical_verdict
+
+    direct = [0.20, 0.45, 0.80, 0.30, 0.60]  # the seeds differ a lot
+    hier = [d - 0.05 + 0.001 * (-1) ** s for s, d in enumerate(direct)]  # always ~0.05 lower
+    r = {m: {p: {nz: 0.0 for nz in ("0.1", "0.3")} for b in ("laplace", "normal", "cauchy")
+             for p in (b, f"hier-{b}")} for m in ("accuracy", "nll", "ece")}
+    r["nll_seeds"] = {p: {nz: (hier if p.startswith("hier") else direct)
+                          for nz in ("0.1", "0.3")} for p in r["nll"]}
+    for p, row in r["nll_seeds"].items():
+        r["nll"][p] = {nz: float(np.mean(v)) for nz, v in row.items()}
+    e = _effect(r)["normal"]["0.3"]
+    assert e["nll_se"] == pytest.approx(stats.ttest_rel(hier, direct).statistic ** -1
+                                        * e["nll"], rel=1e-9)
+    assert e["nll_se"] < 0.001 < 0.05
+    assert hierarchical_verdict(e["nll"], 0.0, e["nll_se"]) == "yes"
