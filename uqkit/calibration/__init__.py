@@ -15,10 +15,10 @@ likelihood.
 
 May import the rest of :mod:`uqkit`; nothing in uqkit's core imports it.
 """
-from .inference import METHODS, NOISE, FailedRunsWarning, calibrate
+from .inference import METHODS, NOISE, ConvergenceWarning, FailedRunsWarning, calibrate
 from .likelihood import gaussian_log_likelihood
 from .posterior import Posterior
 from .tmcmc import TMCMCResult, tmcmc
 
-__all__ = ["METHODS", "NOISE", "FailedRunsWarning", "Posterior", "TMCMCResult", "calibrate",
-           "gaussian_log_likelihood", "tmcmc"]
+__all__ = ["METHODS", "NOISE", "ConvergenceWarning", "FailedRunsWarning", "Posterior",
+           "TMCMCResult", "calibrate", "gaussian_log_likelihood", "tmcmc"]

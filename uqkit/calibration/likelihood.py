@@ -28,7 +28,7 @@ Example:
 """
 import numpy as np
 
-__all__ = ["LOG_2PI", "gaussian_log_likelihood"]
+__all__ = ["LOG_2PI", "gaussian_log_likelihood", "log_likelihood"]
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -38,15 +38,38 @@ def gaussian_log_likelihood(Y, F, noise_var, model_var=None):
 
     Args:
         Y: (m, k) measurements ((k,): one measurement; (m,) for k = 1 outputs: m
-            measurements).
+            measurements), finite.
         F: (n, k) model outputs ((k,): one run) (NaN rows: failed runs, log-likelihood -inf).
-        noise_var: measurement noise variances, broadcastable to (n, k): (k,), or (n, 1)
-            when the noise is a sampled parameter.
-        model_var: (n, k) predictive variances of the model (a surrogate's), or None.
+        noise_var: measurement noise variances (> 0), broadcastable to (n, k): (k,), or
+            (n, 1) when the noise is a sampled parameter.
+        model_var: (n, k) predictive variances of the model (a surrogate's, >= 0; NaN: a
+            failed prediction), or None.
 
     Returns:
         (n,) log-likelihoods.
+
+    Raises:
+        ValueError: a measurement is not finite, a noise variance not positive and finite,
+            or a model variance negative (each gave every run -inf, or a wrong finite value,
+            without a word); the message names it.
     """
+    values = np.asarray(Y, dtype=float)
+    if not np.isfinite(values).all():
+        raise ValueError(f"Y holds {int((~np.isfinite(values)).sum())} non-finite "
+                         f"measurement(s), the first {float(values[~np.isfinite(values)][0])!r}")
+    noise = np.asarray(noise_var, dtype=float)
+    if not (np.isfinite(noise) & (noise > 0)).all():
+        raise ValueError(f"noise_var must be > 0 and finite, got "
+                         f"{float(noise[~(np.isfinite(noise) & (noise > 0))].ravel()[0])!r}")
+    if model_var is not None and (np.asarray(model_var, dtype=float) < 0).any():
+        raise ValueError(f"model_var must be >= 0 (a variance), got "
+                         f"{float(np.nanmin(model_var))!r}")
+    return log_likelihood(Y, F, noise_var, model_var)
+
+
+def log_likelihood(Y, F, noise_var, model_var=None):
+    """:func:`gaussian_log_likelihood` without its checks of the values, for a caller that
+    has made them (:func:`uqkit.calibration.calibrate`, once, not at every batch)."""
     Y = np.asarray(Y, dtype=float)
     F = np.atleast_2d(np.asarray(F, dtype=float))
     if Y.ndim == 1:  # one measurement of k outputs, or (k = 1) m measurements of one

@@ -132,9 +132,12 @@ def sample(inputs, n, rule="random", seed=None):
     return Samples(values, inputs.names, origin)
 
 
-def inverse_rosenblatt(inputs, u):
+def inverse_rosenblatt(inputs, u, off="raise"):
     """(n, d) points u of the unit hypercube -> (n, d) inputs x = T^-1(u), with T the joint's
-    Rosenblatt transform (the marginal quantiles for independent inputs).
+    Rosenblatt transform (the marginal quantiles for independent inputs). ``off``: what a
+    point does where chaospy's inverse of a copula is off (:func:`_check_inverse`):
+    ``"raise"`` a ValueError, or ``"nan"`` come back as a row of NaN (a sampler that rejects
+    it).
 
     Raises:
         ValueError: a point maps to a non-finite input (u on the edge of an unbounded
@@ -157,7 +160,8 @@ def inverse_rosenblatt(inputs, u):
         raise ValueError(f"input {inputs.names[c]!r}: the inverse transform of u = {u[r, c]!r} "
                          f"gave {values[r, c]!r}; check the distribution's parameters")
     if _inverse_is_iterative(inputs.joint):
-        _check_inverse(inputs, u, values)
+        bad = _check_inverse(inputs, u, values, off == "raise")
+        values[bad.any(axis=1)] = np.nan
     # within the physical bounds, which hold all but BOUND_TOLERANCE of the probability: a
     # reliability search at u = -8 mapped normal(6.4, 1) bounded below by 0 to -1.6
     for name, (lo, hi) in getattr(inputs, "bounds", {}).items():
@@ -185,8 +189,9 @@ def _inverse_is_iterative(joint):
                                                                              chaospy.Nataf)
 
 
-def _check_inverse(inputs, u, values):
-    """Raise where the inverse of a copula did not converge: chaospy's Clayton inverse at
+def _check_inverse(inputs, u, values, refuse=True):
+    """The (n, d) mask of the points where the inverse of a copula did not converge, which
+    it raises for where ``refuse``: chaospy's Clayton inverse at
     theta = 35 drew rows of three standard normals such as (-4.04, -4.05, 8.22), where the
     exact conditional inverse gives -4.04, with only a debug log line, and at theta = 2 it
     mapped u = (1, -7.5) to (1, -7.5), the independent answer, for -4.04. The check compares
@@ -198,7 +203,7 @@ def _check_inverse(inputs, u, values):
     off = np.abs(special.ndtri(np.clip(back, EDGE, 1 - EDGE))
                  - special.ndtri(np.clip(u, EDGE, 1 - EDGE)))
     bad = (off > INVERSE_TOLERANCE) & (np.abs(back - u) > 4 * np.finfo(float).eps)
-    if bad.any():
+    if bad.any() and refuse:
         r, c = np.argwhere(bad)[0]
         raise ValueError(
             f"input {inputs.names[c]!r}: chaospy's inverse of the joint distribution is off at "
@@ -207,6 +212,7 @@ def _check_inverse(inputs, u, values):
             "points are off. The copula's inverse did not converge there (a smaller "
             "parameter helps), or a marginal's quantile is capped that far in its tail "
             "(docs: the guide's random inputs)")
+    return bad
 
 
 def _seed(seed):

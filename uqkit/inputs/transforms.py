@@ -46,20 +46,25 @@ def points(inputs, A, what):
     return A
 
 
-def unit_to_x(inputs, P):
-    """(n, d) points of the unit hypercube -> (n, d) physical inputs (inverse Rosenblatt)."""
+def unit_to_x(inputs, P, off="raise"):
+    """(n, d) points of the unit hypercube -> (n, d) physical inputs (inverse Rosenblatt);
+    ``off="nan"``: a point where a copula's inverse is off comes back as a row of NaN, where
+    it raises by default (:func:`uqkit.inputs.sampling.inverse_rosenblatt`)."""
     P = points(inputs, P, "P")
     outside = (P < 0) | (P > 1)
     if outside.any():  # clipped, it was the edge of the distribution without a word
         r, c = np.argwhere(outside)[0]
         raise ValueError(f"P[{r}, {c}] (input {inputs.names[c]!r}) is {float(P[r, c])!r}, "
                          "outside [0, 1]")
-    return inverse_rosenblatt(inputs, np.clip(P, EPS, 1.0 - EPS))
+    if off not in ("raise", "nan"):
+        raise ValueError(f"off must be 'raise' or 'nan', got {off!r}")
+    return inverse_rosenblatt(inputs, np.clip(P, EPS, 1.0 - EPS), off)
 
 
-def u_to_x(inputs, U):
-    """(n, d) standard normal points -> (n, d) physical inputs: ``F^-1(Phi(u))``."""
-    return unit_to_x(inputs, special.ndtr(points(inputs, U, "U")))
+def u_to_x(inputs, U, off="raise"):
+    """(n, d) standard normal points -> (n, d) physical inputs: ``F^-1(Phi(u))`` (``off``: as
+    in :func:`unit_to_x`)."""
+    return unit_to_x(inputs, special.ndtr(points(inputs, U, "U")), off)
 
 
 def x_to_u(inputs, X):

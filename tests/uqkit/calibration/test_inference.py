@@ -3,6 +3,7 @@ noise, names, diagnostics and stores), and its refusals, each message whole."""
 import os
 import re
 
+import chaospy
 import numpy as np
 import pytest
 
@@ -185,6 +186,10 @@ def test_emcee_is_reproducible_by_its_seed_and_takes_its_bounds():
     (dict(noise_std="uniform(-0.1, 1)"), "noise_std's distribution 'uniform(-0.1, 1)' puts "
                                          "mass below 0 (lower bound -0.1); a standard "
                                          "deviation is positive"),
+    (dict(noise_std=chaospy.J(chaospy.Uniform(0.01, 1), chaospy.Uniform(0.01, 2))),
+     "noise_std's distribution J(Uniform(lower=0.01, upper=1), Uniform(lower=0.01, upper=2)) "
+     "has 2 dimensions; give one distribution, of the one standard deviation of every "
+     "output's noise"),
     (dict(method="emcee", walkers=33), "emcee needs an even walkers >= 2 p = 4 and 0 <= burn "
                                        "< steps; got walkers=33, steps=2000, burn=1000"),
     (dict(method="emcee", walkers=2), "emcee needs an even walkers >= 2 p = 4 and 0 <= burn "
@@ -280,7 +285,7 @@ def test_emcee_walkers_start_where_the_model_works():
 
 
 def test_emcee_refuses_when_no_walker_start_works():
-    from uqkit.calibration.inference import START_TRIES, _emcee_start
+    from uqkit.calibration.inference import START_POOL, START_TRIES, _emcee_start
 
     calls = []
 
@@ -288,9 +293,10 @@ def test_emcee_refuses_when_no_walker_start_works():
         calls.append(len(u))
         return [(-np.inf if row[0] > -3 else 0.0, 1.0) for row in u]
 
-    with pytest.raises(RuntimeError, match="8 of 8 walkers found no start where the model"):
+    with pytest.raises(RuntimeError, match=r"emcee: \d of 1280 prior draws have a finite "
+                                           "posterior density .* fewer than the 8 walkers"):
         _emcee_start(log_prob, 8, 1, np.random.default_rng(0))
-    assert len(calls) == START_TRIES
+    assert calls == [8 * START_POOL] * START_TRIES
 
 
 def test_a_surrogates_nan_variance_is_a_failed_run_said_so():
@@ -375,3 +381,30 @@ def test_a_broken_model_stops_at_its_first_batch_with_its_own_error():
     with pytest.raises(PropagationError, match="first batch failed with the same error: "
                                                "raised NameError: .*stiffness"):
         calibrate(_always_raises, prior, [1.6], 0.2, n_samples=200, executor="serial")
+
+
+def test_a_proposal_where_a_copulas_inverse_is_off_is_rejected_without_a_run():
+    """A Clayton copula of a normal and a lognormal: chaospy caps the lognormal's quantile
+    at u = 6.37, its inverse is off beyond, and the first proposal that far out stopped the
+    whole calibration with a ValueError (3 of 4 seeds of a review's). It is now rejected,
+    not run, counted and said."""
+    from uqkit.calibration.inference import _Evaluator, _noise
+
+    prior = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "lognormal(mean=1, std=0.3)"}
+                                   ).with_copula("clayton", 2.0)
+    seen = []
+
+    def model(X):
+        seen.append(len(X))
+        return np.column_stack([X[:, 0] + X[:, 1], X[:, 0] * X[:, 1]])
+
+    Y2 = np.array([[2.2, 1.0]])
+    with _Evaluator(model, prior, Y2, _noise(0.2, 2), True, "serial", None, None, None,
+                    False) as evaluate:
+        ll, extra = evaluate(np.array([[0.3, 0.2], [0.1, 7.5], [-0.2, 0.4]]))
+    assert seen == [2] and evaluate.runs == 2 and evaluate.off == 1 and evaluate.failed == 0
+    assert ll[1] == -np.inf and np.isfinite(ll[[0, 2]]).all()
+    assert np.isnan(extra[1]).all()
+    with pytest.warns(UserWarning, match="proposals lay where the inverse transform"):
+        post = calibrate(model, prior, Y2, 0.2, n_samples=2000, seed=0, executor="serial")
+    assert post.info["rejected_proposals"] > 0

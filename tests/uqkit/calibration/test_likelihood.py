@@ -1,6 +1,7 @@
 """The Gaussian likelihood of repeated measurements (:mod:`uqkit.calibration.likelihood`)
 against scipy's multivariate normal of the stacked measurements."""
 import numpy as np
+import pytest
 from scipy import stats
 
 from uqkit.calibration.likelihood import gaussian_log_likelihood
@@ -51,3 +52,22 @@ def test_a_vector_of_measurements_of_one_output_is_m_measurements():
     expected = stats.norm(1.5, 0.1).logpdf([1.6, 1.4]).sum()
     assert gaussian_log_likelihood(np.array([1.6, 1.4]), [[1.5]], 0.01)[0] == \
         __import__("pytest").approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(Y=np.array([[1.0, np.nan]])), "Y holds 1 non-finite measurement(s), the first nan"),
+    (dict(noise_var=np.array([0.04, 0.0])), "noise_var must be > 0 and finite, got 0.0"),
+    (dict(noise_var=np.array([-0.04, 0.09])), "noise_var must be > 0 and finite, got -0.04"),
+    (dict(model_var=np.array([[0.01, -0.005]])), "model_var must be >= 0 (a variance), got "
+                                                 "-0.005"),
+])
+def test_bad_values_are_refused_by_name(kw, message):
+    """Each gave every run -inf (a NaN measurement, a zero or negative noise), or a finite
+    wrong value (a negative model variance: 3.46 for 2.77), without a word."""
+    import re
+
+    args = dict(Y=Y, F=np.array([[1.1, 1.9]]), noise_var=np.array([0.04, 0.09]),
+                model_var=None)
+    args.update(kw)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        gaussian_log_likelihood(**args)
