@@ -3,6 +3,7 @@ with the run's counts and costs, its summary and its exports (CSV, DataFrame).
 
 Imports: numpy and :mod:`uqkit.inputs.sampling`.
 """
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -10,21 +11,41 @@ import numpy as np
 
 from ..inputs.sampling import Samples
 
-__all__ = ["SUMMARY_REASONS", "export_clashes", "PropagationResult"]
+__all__ = ["SUMMARY_REASONS", "RUN_DIR", "RUN_DIR_NOTE", "reason_kind", "export_clashes",
+           "PropagationResult"]
 
 #: Distinct failure reasons that :meth:`PropagationResult.summary` lists one by one.
 SUMMARY_REASONS = 10
 
 
-def export_clashes(input_names, output_names):
-    """The output names that an export of the runs (:meth:`PropagationResult.to_csv`,
-    ``to_dataframe``) cannot hold beside the inputs' columns and ``status`` / ``reason``.
+#: What a failure reason names its run's directory by (an external program's run:
+#: :class:`uqkit.external.ExternalModel`), and where it stands in the reason.
+RUN_DIR = "<run dir>"
+RUN_DIR_NOTE = re.compile(r" \(run dir [^()]*\)")
 
-    >>> export_clashes(("a", "b"), ("a", "y", "status"))
-    ['a', 'status']
+
+def reason_kind(reason):
+    """A failure reason without its run's own directory, by which like failures count
+    together (:meth:`PropagationResult.failures`).
+
+    >>> reason_kind("exit code 1 (run dir /s/runs/000007, removed): <run dir>/deck.inp: bad")
+    'exit code 1: <run dir>/deck.inp: bad'
     """
-    taken = {*input_names, "status", "reason"}
-    return [name for name in output_names if name in taken]
+    return RUN_DIR_NOTE.sub("", reason)
+
+
+def export_clashes(input_names, output_names):
+    """The names that an export of the runs (:meth:`PropagationResult.to_csv`,
+    ``to_dataframe``) cannot hold: inputs named ``status`` or ``reason`` (its own columns),
+    and outputs named like an input or those.
+
+    >>> export_clashes(("a", "status"), ("a", "y", "reason"))
+    ['status', 'a', 'reason']
+    """
+    own = {"status", "reason"}
+    taken = {*input_names, *own}
+    return [name for name in input_names if name in own] + \
+        [name for name in output_names if name in taken]
 
 
 @dataclass
@@ -80,8 +101,10 @@ class PropagationResult:
         return self.outputs[self.ok]
 
     def failures(self):
-        """Counter of failure reasons."""
-        return Counter(self.reasons[~self.ok].tolist())
+        """Counter of failure reasons, each without the run's own directory (an external
+        program's ``(run dir ...)``, :func:`reason_kind`): every run's reason differed by
+        it, and 40 runs that failed alike were counted as 40 reasons."""
+        return Counter(reason_kind(r) for r in self.reasons[~self.ok].tolist())
 
     def _export_outputs(self):
         """(names, (n, k) values) of the outputs to export: the model's output names, the
@@ -95,8 +118,9 @@ class PropagationResult:
                              f"{tuple(names)}: the columns would be mislabelled")
         clash = export_clashes(self.inputs.names, names)
         if clash:  # a DataFrame column of that name would be overwritten
-            raise ValueError(f"output names {clash} are also input names or 'status' / "
-                             "'reason': rename the model's outputs to export the runs")
+            raise ValueError(f"the names {clash} would be two columns of the export (an "
+                             "output named like an input, or an input or output named "
+                             "'status' or 'reason', its own): rename them to export the runs")
         return names, values
 
     def columns(self):

@@ -9,12 +9,18 @@ interruption: only the missing runs are computed), and writes to ``--out``:
 * ``runs.csv``: inputs, outputs, status and reason, one row per run;
 * ``summary.json``: each output's mean, standard deviation, skewness, quantiles with their
   Monte Carlo errors, and the failures;
-* ``sobol.json`` and ``failure.json`` when the file asks for them.
+* ``sobol.json`` and ``failure.json`` when the file asks for them (their runs in
+  ``sobol-store/`` and ``failure-store/``, a folder per analysis's settings).
 
-A bad file or option exits with code 2 and one line naming the bad value.
+A run starts by removing these result files of an earlier one, so that a study stopped or
+failed partway never leaves a stale file beside the new ones. A bad file or option exits
+with code 2 and one line naming the bad value; a study whose every run failed, or whose
+failure analysis did not converge, with code 1.
 
 May import the rest of :mod:`uqkit`.
 """
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -23,7 +29,12 @@ import numpy as np
 from ..execution.cache import write_json
 from ..cli import UsageError, check_output_dir
 
-__all__ = ["add_run", "run"]
+__all__ = ["RESULT_FILES", "RETRY_CHOICES", "add_run", "run"]
+
+#: The files of ``--out`` made from the stores, removed at a run's start.
+RESULT_FILES = ("runs.csv", "summary.json", "sobol.json", "failure.json")
+#: ``--retry-failed``'s choices (:func:`uqkit.propagate`'s ``retry_failed``).
+RETRY_CHOICES = ("errors", "all", "none")
 
 
 def add_run(sub):
@@ -41,16 +52,24 @@ def add_run(sub):
     p.add_argument("--workers", type=int,
                    help="local processes (default: cores // the model's cores_per_run)")
     p.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler's address instead")
+    p.add_argument("--retry-failed", choices=RETRY_CHOICES, default="errors",
+                   help="which failed runs in --out a rerun makes again: errors (a run that "
+                   "raised, default), all (also a timeout or a program's exit code) or none")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
 def run(args):
     """The ``uqkit run`` command; returns the exit code."""
+    from ..reliability.result import ConvergenceError
+
     try:
         return _run(args)
     except ValueError as exc:  # a store of other samples or settings, or in use, ...
         raise UsageError(f"uqkit run: {exc}") from None
+    except ConvergenceError as exc:  # its message says what to change
+        print(f"uqkit run: [failure] {exc}", file=sys.stderr)
+        return 1
 
 
 def _run(args):
@@ -70,6 +89,14 @@ def _run(args):
         raise UsageError(f"uqkit run: --workers must be >= 1, got {args.workers}")
     out = Path(args.out)
     check_output_dir(out, "uqkit run: --out")
+    template = getattr(config.model, "template", None)
+    folder = getattr(template, "path", None)
+    if folder is not None and folder.is_dir() and out.resolve().is_relative_to(folder):
+        raise UsageError(f"uqkit run: --out {args.out!r} is inside the template folder "
+                         f"{str(folder)!r}: each run would copy the earlier runs' files, and a "
+                         "rerun would find another template; write --out outside it")
+    for name in RESULT_FILES:  # an earlier run's: remade below, or stale
+        (out / name).unlink(missing_ok=True)
     from .. import propagate, sample
 
     given = [f"--{key}" for key in ("n", "seed") if getattr(args, key) is not None]
@@ -83,16 +110,23 @@ def _run(args):
 
     clash = export_clashes(config.inputs.names, config.model.output_names)
     if clash:  # runs.csv could not hold them: refused before any run
-        raise UsageError(f"uqkit run: {config.path}: output names {clash} are also input names "
-                         "or 'status' / 'reason' (columns of runs.csv): rename them")
+        raise UsageError(f"uqkit run: {config.path}: the names {clash} would be two columns of "
+                         "runs.csv (an output named like an input, or an input or output "
+                         "named 'status' or 'reason', runs.csv's own): rename them")
     execution = {"workers": args.workers, "dask": args.dask, "progress": not args.no_progress}
     res = propagate(config.model, samples, store=out / "store",
-                    settings={"seed": sampling["seed"], "rule": sampling["rule"]}, **execution)
+                    settings={"seed": sampling["seed"], "rule": sampling["rule"]},
+                    retry_failed=args.retry_failed, **execution)
     res.to_csv(out / "runs.csv")
     summary = _summary(res)
     write_json(out / "summary.json", summary, finite=True)
     print(res.summary())
     _print_statistics(summary)
+    if not res.ok.any():  # no statistics and no analysis: a failed study, not a result
+        reason, count = res.failures().most_common(1)[0]
+        print(f"uqkit run: error: every one of the {len(res.status)} runs failed ({count} x "
+              f"{reason}; reasons in {out / 'runs.csv'})", file=sys.stderr)
+        return 1
     if res.n_failed:  # before the analyses, which may stop on the failures themselves
         print(f"uqkit run: warning: {res.n_failed} of {len(res.status)} runs failed (reasons "
               f"in {out / 'runs.csv'}); the statistics are over the runs that succeeded, "
@@ -130,9 +164,15 @@ def _print_statistics(summary):
 def _sobol(config, out, execution):
     from ..sensitivity import sobol_indices
 
-    s = sobol_indices(config.model, config.inputs, n=config.sobol["n"],
-                      bootstrap=config.sobol["bootstrap"], seed=config.sobol["seed"],
-                      store=out / "sobol-store", **execution)
+    settings = config.sobol
+    # a store per settings: another n or seed is another sample, refused in one store
+    store = out / "sobol-store" / f"n{settings['n']}-seed{settings['seed']}"
+    try:
+        s = sobol_indices(config.model, config.inputs, n=settings["n"],
+                          bootstrap=settings["bootstrap"], seed=settings["seed"], store=store,
+                          **execution)
+    except ValueError as exc:
+        raise ValueError(f"[sobol] {exc}") from None
     write_json(out / "sobol.json", s.to_dict(), finite=True)
     names = config.model.output_names
     for j, output in enumerate(names):
@@ -151,9 +191,15 @@ def _failure(config, out, execution):
     column = config.model.output_names.index(settings["output"])
     g = Margin(config.model, column, below=settings.get("below"), above=settings.get("above"))
     options = {k: v for k, v in settings.items() if k not in FAILURE_KEYS}
-    r = failure_probability(g, config.inputs, method=settings["method"], seed=settings["seed"],
-                            store=out / "failure-store", **execution, **options)
-    write_json(out / "failure.json", r.to_dict(), finite=True)
+    # a store per settings: another limit or method is another analysis, refused in one store
+    key = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
+    store = out / "failure-store" / f"{settings['method']}-{key.hexdigest()[:12]}"
+    try:
+        r = failure_probability(g, config.inputs, method=settings["method"],
+                                seed=settings["seed"], store=store, **execution, **options)
+    except ValueError as exc:
+        raise ValueError(f"[failure] {exc}") from None
+    write_json(out / "failure.json", {**r.to_dict(), "settings": settings}, finite=True)
     side = f"< {settings['below']}" if "below" in settings else f"> {settings['above']}"
     ci = f" [{r.ci[0]:.3g}, {r.ci[1]:.3g}]" if np.isfinite(r.ci).all() else ""
     print(f"P[{settings['output']} {side}] = {r.pf:.4g}{ci} by {r.method} "

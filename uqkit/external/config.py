@@ -54,8 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SECTIONS", "OUTPUT_FORMS", "PYTHON_MODEL_KEYS", "FAILURE_KEYS", "ConfigError",
-           "StudyConfig", "load_config", "Margin"]
+__all__ = ["SECTIONS", "OUTPUT_FORMS", "PYTHON_MODEL_KEYS", "MODEL_KINDS", "FAILURE_KEYS",
+           "ConfigError", "StudyConfig", "load_config", "Margin"]
 
 #: The keys each section may hold (``None``: any key, as in [inputs]).
 SECTIONS = {
@@ -73,6 +73,12 @@ OUTPUT_FORMS = {"regex": {"file", "group", "match", "size"},
                 "json": {"key", "size"}}
 #: The keys of [model] for a Python function of one run (``python = ...``).
 PYTHON_MODEL_KEYS = {"python", "outputs", "keywords", "cores_per_run", "chunk_size"}
+#: The kinds of [model]'s keys whose Python error named no key ("'int' object is not
+#: iterable"), or which a string passed (``shell = "false"`` was true).
+MODEL_KINDS = {"constants": (dict, "a table of names and values"),
+               "template_options": (dict, "a table of Jinja2 options"),
+               "render": ((str, list), "a file pattern or a list of them"),
+               "shell": (bool, "true or false")}
 #: Keys of [failure] besides the method's own options.
 FAILURE_KEYS = {"output", "below", "above", "method", "seed"}
 
@@ -149,6 +155,8 @@ def load_config(path):
         except ValueError as exc:
             raise ConfigError(f"{where}: [sobol] {exc}") from None
     failure = _failure(raw.get("failure"), model.output_names, where)
+    if failure is not None:
+        _check_failure_options(failure, inputs, f"{where}: [failure]")
     return StudyConfig(path, inputs, model, sampling, sobol, failure)
 
 
@@ -191,10 +199,20 @@ def _model(raw, folder, input_names, where):
     for key in ("template", "command"):
         if key not in settings:
             raise ConfigError(f"{where}: [model] needs {key!r}")
+    for key, (kinds, what) in MODEL_KINDS.items():
+        value = settings.get(key)
+        if key in settings and (not isinstance(value, kinds) or (
+                isinstance(value, list) and not all(isinstance(v, str) for v in value))):
+            raise ConfigError(f"{where}: [model] {key} must be {what}, got {value!r}")
     template = folder / str(settings.pop("template"))
     if not template.exists():
         raise ConfigError(f"{where}: [model] template {str(template)!r}: no such file or "
                           "directory")
+    if template.is_dir() and Path(where).resolve().is_relative_to(template.resolve()):
+        raise ConfigError(f"{where}: [model] template {str(template)!r} is a folder that holds "
+                          "this study file: every run would get it as a template file, and an "
+                          "edit of the file's analyses would make the runs another model's; "
+                          "put the template's files in a folder of their own")
     if "workdir" in settings:
         settings["workdir"] = folder / str(settings["workdir"])
     outputs = {name: _output(spec, f"{where}: [outputs.{name}]")
@@ -262,9 +280,6 @@ def _python_function(spec, folder, where):
                 importlib.util.spec_from_file_location(module_name, path))
             sys.modules[module_name] = module
             module.__spec__.loader.exec_module(module)
-            import cloudpickle
-
-            cloudpickle.register_pickle_by_value(module)
         else:
             _fresh_imports(folder.resolve())
             module = importlib.import_module(source)
@@ -273,11 +288,30 @@ def _python_function(spec, folder, where):
     except Exception as exc:  # noqa: BLE001 - the user's module failed to import
         raise ConfigError(f"{where} = {spec!r}: importing {source!r} raised "
                           f"{type(exc).__name__}: {exc}") from None
+    _send_by_value(folder.resolve())
     function = getattr(module, name, None)
     if not callable(function):
         raise ConfigError(f"{where} = {spec!r}: {source!r} has no function {name!r}"
                           + ("" if function is None else f" (it is {type(function).__name__})"))
     return function
+
+
+def _send_by_value(folder):
+    """Have cloudpickle send every module loaded from ``folder`` (the study's function's and
+    the helpers it imports) to workers by value: a Dask worker that cannot import them
+    (another machine, another working directory) failed with "Scheduler and Client have
+    different environments"."""
+    import sys
+
+    import cloudpickle
+
+    from ..execution.sources import _is_user_code
+
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and Path(file).resolve().is_relative_to(folder) and \
+                _is_user_code(name):  # not an installed package's (uqkit's, in a checkout)
+            cloudpickle.register_pickle_by_value(module)
 
 
 def _fresh_imports(folder):
@@ -388,6 +422,32 @@ def _failure(section, output_names, where):
     _known({k: v for k, v in settings.items() if k not in FAILURE_KEYS}, allowed, where,
            f"option of method {settings['method']!r}")
     return settings
+
+
+class _Unrun(BaseException):
+    """Raised by the stand-in limit state of :func:`_check_failure_options` at its first run
+    (a BaseException: no run's own failure handling takes it for the model's error)."""
+
+
+def _unrun(X):
+    raise _Unrun
+
+
+def _check_failure_options(settings, inputs, where):
+    """Refuse [failure]'s option values now, as its method checks them before its first
+    run (:func:`uqkit.reliability.failure_probability` on a stand-in limit state that stops
+    at its first run): ``n = "100"`` was refused only after the main study and the Sobol'
+    runs, and the message did not name the section."""
+    from ..reliability import failure_probability
+
+    options = {k: v for k, v in settings.items() if k not in FAILURE_KEYS}
+    try:
+        failure_probability(_unrun, inputs, method=settings["method"], seed=settings["seed"],
+                            executor="serial", **options)
+    except _Unrun:
+        return
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where} {exc}") from None
 
 
 class Margin:

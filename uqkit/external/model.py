@@ -47,6 +47,7 @@ from ..execution import kept_runs
 from ..execution.executors import THREAD_VARIABLES
 from ..execution.kept_runs import FINISHED, RUN_DIGITS, run_name  # noqa: F401 - as before
 from ..execution.model import ModelOutput, RunContext, check_output_names
+from ..execution.result import RUN_DIR
 from .outputs import OutputError, as_output, read_output
 from .process import STDERR, STDOUT, describe_end, run_program, tail
 from .templates import DeckTemplate, TemplateError
@@ -294,16 +295,23 @@ class ExternalModel:
             return values, 0, "ok"
         said = "" if status == FAILED_OUTPUT else (tail(run_dir / STDERR)
                                                      or tail(run_dir / STDOUT))
+        # the run's own directory named apart, so that like failures count together
+        # (uqkit.execution.result.reason_kind)
+        said = said.replace(str(run_dir), RUN_DIR)
+        what = what.replace(str(run_dir), RUN_DIR)
         where = f"run dir {run_dir}{', removed' if removed else ''}"
         return values, status, f"{what} ({where})" + (f": {said}" if said else "")
 
     def describe(self):
         """The model's identity for the study store and the result cache: the templates'
         content, the command and the program it finds, the output parsers (a function's
-        code), the inputs, constants, environment and timeout, and the source of this
-        package, and of the scripts the command names by absolute path (``python3
-        /abs/solver.py``: an edited script was served its old results;
-        :data:`SCRIPT_SUFFIXES`). An edited deck or parser is never served old results."""
+        code), the inputs, constants and environment, and the source of this package, and
+        of the scripts the command names by absolute path (``python3 /abs/solver.py``: an
+        edited script was served its old results; :data:`SCRIPT_SUFFIXES`). An edited deck
+        or parser is never served old results. The timeout is not in it: it decides which
+        runs fail, not what a finished run gives, so a rerun with a longer one resumes the
+        store and makes its timed-out runs again (``retry_failed="all"``, ``uqkit run
+        --retry-failed all``), where it was refused."""
         from ..execution.sources import source_digest
 
         return {"model": "uqkit.external", "templates": self.template.digest(),
@@ -311,7 +319,7 @@ class ExternalModel:
                 "argument_files": _argument_files(self.command),
                 "outputs": {name: p.describe() for name, p in self.outputs.items()},
                 "input_names": list(self.input_names), "constants": self.constants,
-                "env": self.env, "timeout": self.timeout,
+                "env": self.env,
                 "source": source_digest(SOURCE_MODULES)}
 
 

@@ -114,12 +114,11 @@ class DeckTemplate:
                   or any(fnmatch.fnmatch(rel, p) for p in self.render))
         if not wanted:
             return None
-        try:
-            text = full.read_text()
-        except UnicodeDecodeError:
+        text = _read_text(full)
+        if text is None:
             if self.render is not None and not self.path.is_file():
                 raise TemplateError(f"{rel}: matches render={self.render} but is not a text "
-                                    "(UTF-8) file") from None
+                                    "file (it holds NUL bytes)") from None
             return None
         try:
             tree = env.parse(text, name=rel)
@@ -201,7 +200,7 @@ class DeckTemplate:
                 raise TemplateError(f"{rel}: rendering failed: {type(exc).__name__}: {exc} "
                                     f"(with the run's variables "
                                     f"{ {k: variables[k] for k in sorted(variables)} })") from None
-            (run_dir / rel).write_text(text)
+            (run_dir / rel).write_bytes(text.encode("utf-8", "surrogateescape"))
         for rel in self.statics:
             if self.static == "link":
                 os.symlink(root / rel, run_dir / rel)
@@ -214,3 +213,14 @@ class DeckTemplate:
 
     def __getstate__(self):  # compiled templates hold code objects: compiled again in workers
         return {**self.__dict__, "_compiled": None}
+
+
+def _read_text(path):
+    """A file's text, or None for a binary file (one that holds NUL bytes). Text that is not
+    UTF-8 (a deck with Latin-1 comments) is read with its undecodable bytes as surrogates
+    (``surrogateescape``), which writing back as UTF-8 restores byte for byte: such a file
+    was taken for a binary one and copied with its placeholders unrendered."""
+    data = path.read_bytes()
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", "surrogateescape")

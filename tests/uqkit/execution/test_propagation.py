@@ -328,7 +328,7 @@ def test_exports_refuse_output_names_that_clash_with_the_input_columns(tmp_path)
 
     res = propagate(Clash(), Samples(np.array([[1.0, 2.0]]), ("a", "b")), executor="serial",
                     progress=False)
-    with pytest.raises(ValueError, match=r"output names \['a'\] are also input names"):
+    with pytest.raises(ValueError, match=r"the names \['a'\] would be two columns"):
         res.to_csv(tmp_path / "runs.csv")
 
 

@@ -106,3 +106,27 @@ def test_a_python_function_of_a_study_file_runs_on_the_cluster(tmp_path, cluster
     rows = _rows(tmp_path / "out" / "runs.csv")
     a, b = (np.array([float(r[k]) for r in rows]) for k in "ab")
     assert len(rows) == 64 and np.array_equal([float(r["y"]) for r in rows], a + 3.0 * b)
+
+
+def test_a_module_beside_the_study_file_and_its_helper_run_on_the_cluster(tmp_path, cluster):
+    """``python = "beam:response"`` (MODULE:NAME), beam importing helper.py: only a FILE.py
+    was sent to the workers by value, and the cluster's workers, which cannot import modules
+    beside the study file, failed every task ("Scheduler and Client have different
+    environments")."""
+    import sys
+
+    import numpy as np
+
+    from .test_cli_python import STUDY
+    from .test_cli_python import _study as python_study
+
+    config = python_study(tmp_path, STUDY.replace('"beam.py:response"', '"beam:response"'))
+    code = ("import os, sys; os.chdir('/'); from uqkit.cli import main; "
+            f"sys.exit(main(['run', {str(config)!r}, '--out', {str(tmp_path / 'out')!r}, "
+            f"'--dask', {cluster!r}, '--no-progress']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=180, cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = _rows(tmp_path / "out" / "runs.csv")
+    a, b = (np.array([float(r[k]) for r in rows]) for k in "ab")
+    assert len(rows) == 64 and np.array_equal([float(r["y"]) for r in rows], a + 3.0 * b)

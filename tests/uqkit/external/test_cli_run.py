@@ -175,5 +175,126 @@ def test_an_output_named_like_an_input_is_refused_before_any_run(tmp_path, capsy
     """It ran every run, then could not write runs.csv (left empty)."""
     config = _study(tmp_path, GOOD.replace("[outputs.z]", "[outputs.a]"))
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
-    assert "output names ['a'] are also input names" in capsys.readouterr().err
+    assert "the names ['a'] would be two columns of runs.csv" in capsys.readouterr().err
     assert not (tmp_path / "out" / "store").exists()
+
+
+def test_inputs_named_like_runs_csvs_own_columns_are_refused_before_any_run(tmp_path, capsys):
+    """Inputs named status and reason ran, and runs.csv had the header status, reason, y,
+    status, reason: pandas read the inputs as the runs' status."""
+    text = GOOD.replace("\na = ", "\nstatus = ").replace("{{ a }}", "{{ status }}")
+    config = _study(tmp_path, text, SOLVER.replace("{{ a }}", "{{ status }}"))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "the names ['status'] would be two columns of runs.csv" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "store").exists()
+
+
+def test_runs_that_fail_alike_count_as_one_reason_and_all_failed_is_exit_code_1(tmp_path,
+                                                                               capsys):
+    """Every reason held its run's own directory: 64 runs failing on one missing column were
+    64 reasons of one run each, and the command exited 0 with no statistics at all."""
+    text = GOOD.replace('column = "z"', 'column = "zz"').split("[failure]")[0]
+    config = _study(tmp_path, text)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 1
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["ok"] == 0 and len(summary["failures"]) == 1
+    (reason, count), = summary["failures"].items()
+    assert count == 64 and "zz" in reason and "run dir" not in reason
+    err = capsys.readouterr().err
+    assert "every one of the 64 runs failed (64 x " in err
+
+
+def test_a_bad_failure_option_value_is_refused_before_any_run(tmp_path, capsys):
+    """n = "100" was refused after the main study and the Sobol' runs, and the message did
+    not say [failure]."""
+    config = _study(tmp_path, GOOD.replace('method = "form"', 'method = "mc"\nn = "100"'))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "[failure] n must be an integer >= 1, got n='100'" in err
+    assert not (tmp_path / "out" / "store").exists()
+
+
+def test_a_failure_analysis_that_does_not_converge_is_one_line_and_exit_code_1(tmp_path,
+                                                                              capsys):
+    """FORM's ConvergenceError ended in a traceback."""
+    solver = "awk 'BEGIN { printf \"y %.17g\\n\", exp({{ a }}) + ({{ b }})^3 * {{ c }} }'\n" \
+             "echo z > out.csv; echo 1 >> out.csv\n"
+    config = _study(tmp_path, GOOD.replace('method = "form"', 'method = "form"\nmax_iter = 1'),
+                    solver)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("uqkit run: [failure] FORM did not "), err
+
+
+def test_changed_analyses_rerun_beside_the_kept_runs_and_leave_no_stale_file(tmp_path,
+                                                                           capsys):
+    """Another [sobol] n was refused after the main study ("holds other inputs"), a changed
+    [failure] limit too, and sobol.json and failure.json of the earlier settings stayed."""
+    sobol = "[sobol]\nn = 8\nbootstrap = 0\n"
+    out = ["--out", str(tmp_path / "out"), "--no-progress"]
+    config = _study(tmp_path, GOOD + sobol)
+    assert main(["run", str(config), *out]) == 0
+    first = json.loads((tmp_path / "out" / "sobol.json").read_text())
+    _study(tmp_path, GOOD.replace("above = 6.0", "above = 7.0") + sobol.replace("8", "16"))
+    assert main(["run", str(config), *out]) == 0
+    again = json.loads((tmp_path / "out" / "sobol.json").read_text())
+    assert (first["model_runs"], again["model_runs"]) == (8 * 4, 16 * 4)
+    failure = json.loads((tmp_path / "out" / "failure.json").read_text())
+    assert failure["settings"]["above"] == 7.0
+    assert failure["pf"] == pytest.approx(stats.norm.sf(6 / np.sqrt(13)), rel=1e-6)
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["loaded"] == 64
+    _study(tmp_path, GOOD.split("[failure]")[0])  # no analyses asked for: none left
+    assert main(["run", str(config), *out]) == 0
+    assert not (tmp_path / "out" / "sobol.json").exists()
+    assert not (tmp_path / "out" / "failure.json").exists()
+
+
+def test_timed_out_runs_are_made_again_with_a_longer_timeout(tmp_path, capsys):
+    """A longer timeout was another model ("model.timeout: stored 2, now 40"), and no option
+    made the timed-out runs again."""
+    solver = "if awk 'BEGIN { exit !({{ a }} > 3) }'; then sleep {{ c }}; fi\n" + SOLVER
+    text = GOOD.split("[failure]")[0].replace("timeout = 30", "timeout = 1")
+    config = _study(tmp_path, text, solver)
+    out = ["--out", str(tmp_path / "out"), "--no-progress"]
+    assert main(["run", str(config), *out]) == 0
+    first = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert first["failed"] > 0 and all("timeout" in r for r in first["failures"])
+    _study(tmp_path, text.replace("timeout = 1", "timeout = 30"), solver)
+    assert main(["run", str(config), *out]) == 0  # errors only: the timeouts stay
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["failed"] == \
+        first["failed"]
+    assert main(["run", str(config), *out, "--retry-failed", "all"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (summary["failed"], summary["computed"]) == (0, first["failed"])
+
+
+def test_a_template_folder_that_holds_the_study_file_or_out_is_refused(tmp_path, capsys):
+    """template = "." made every run copy the study file and --out into its run directory,
+    and each rerun found another template."""
+    config = _study(tmp_path, GOOD.replace('template = "run.sh"', 'template = "."'))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "is a folder that holds this study file" in capsys.readouterr().err
+    (tmp_path / "deck").mkdir()
+    (tmp_path / "deck" / "run.sh").write_text(SOLVER)
+    config = _study(tmp_path, GOOD.replace('template = "run.sh"', 'template = "deck"'))
+    assert main(["run", str(config), "--out", str(tmp_path / "deck" / "out"),
+                 "--no-progress"]) == 2
+    assert "is inside the template folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("constants = { c = 3.0 }", "constants = 5", "constants must be a table of names and "
+                                                 "values, got 5"),
+    ("timeout = 30", "timeout = 30\nrender = 5", "render must be a file pattern or a list of "
+                                                 "them, got 5"),
+    ("timeout = 30", 'timeout = 30\ntemplate_options = "x"', "template_options must be a table "
+                                                             "of Jinja2 options, got 'x'"),
+    ("timeout = 30", 'timeout = 30\nshell = "false"', "shell must be true or false, got "
+                                                      "'false'"),
+])
+def test_model_keys_of_the_wrong_kind_are_named(tmp_path, capsys, old, new, message):
+    """'int' object is not iterable, naming no key; shell = "false" was true."""
+    config = _study(tmp_path, GOOD.replace(old, new))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"[model] {message}" in err, err

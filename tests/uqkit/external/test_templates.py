@@ -176,7 +176,7 @@ def test_a_binary_file_that_a_render_pattern_names_is_refused(tmp_path):
     (tmp_path / "deck.inp").write_text("{{ E }}\n")
     (tmp_path / "mesh.dat").write_bytes(b"\xff\xfe\x00binary")
     with pytest.raises(TemplateError, match=r"^mesh.dat: matches render=\['\*.dat', '\*.inp'\] "
-                                            r"but is not a text \(UTF-8\) file$"):
+                                            r"but is not a text file \(it holds NUL bytes\)$"):
         DeckTemplate(tmp_path, render=["*.dat", "*.inp"])
     assert DeckTemplate(tmp_path, render="*.inp").statics == ["mesh.dat"]
 
@@ -254,3 +254,22 @@ def test_bad_templates_are_refused_naming_what_is_wrong(tmp_path, make, message)
     (tmp_path / "empty").mkdir()
     with pytest.raises((TemplateError, ValueError), match=message):
         make(tmp_path)
+
+
+@pytest.mark.parametrize("single", [True, False])
+def test_a_deck_that_is_not_utf8_renders_and_keeps_its_other_bytes(tmp_path, single):
+    """A deck with Latin-1 comments (Matériau) was taken for a binary file and copied with
+    its placeholders unrendered: the program read '{{ E }}' in every run, without a word."""
+    deck = "** Mat\xe9riau, \xfcber\r\n*ELASTIC\n{{ E }}, 0.3\n".encode("latin-1")
+    (tmp_path / "tpl").mkdir()
+    (tmp_path / "tpl" / "material.inc").write_bytes(deck)
+    (tmp_path / "tpl" / "mesh.bin").write_bytes(b"\x00\xff{{ E }}")  # binary: copied
+    template = DeckTemplate(tmp_path / "tpl" / "material.inc" if single else tmp_path / "tpl")
+    assert "material.inc" in template.sources and template.variables["E"][0] == "material.inc"
+    run = tmp_path / "run"
+    run.mkdir()
+    template.render_into(run, {"E": 7.5})
+    assert (run / "material.inc").read_bytes() == deck.replace(b"{{ E }}", b"7.5").replace(
+        b"\r\n", b"\n")  # Jinja writes its newline_sequence
+    if not single:
+        assert (run / "mesh.bin").read_bytes() == b"\x00\xff{{ E }}"
