@@ -67,8 +67,9 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
         use_model_variance: add a surrogate's predictive variance to the noise's.
         executor, workers, dask, store, progress: as in :func:`uqkit.propagate`; ``store``
             is a directory of one store per batch of runs.
-        **options: the sampler's: TMCMC ``n_steps`` (3), ``target_cov`` (1.0); emcee
-            ``walkers`` (max(8 p, 32)), ``steps`` (2000), ``burn`` (steps // 2).
+        **options: the sampler's: TMCMC ``n_steps`` (None: as many as the chains need,
+            :mod:`uqkit.calibration.tmcmc`), ``target_cov`` (1.0); emcee ``walkers`` (max(8
+            p, 32)), ``steps`` (2000), ``burn`` (steps // 2).
 
     Returns:
         :class:`uqkit.calibration.posterior.Posterior`.

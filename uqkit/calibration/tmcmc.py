@@ -12,11 +12,18 @@ caller maps u to the inputs). It tempers from the prior to the posterior through
 2. the next exponent is the one whose weights ``w_i = L_i^(q_{j+1} - q_j)`` have a
    coefficient of variation of ``target_cov`` (1 by default: an effective sample size of
    n / 2), found by bisection; the evidence gains the factor ``mean(w)``;
-3. the samples are resampled by weight, and each moves ``n_steps`` Metropolis-Hastings steps
+3. the samples are resampled by weight, and each moves by Metropolis-Hastings steps
    targeting ``p_{j+1}`` with a Gaussian proposal of covariance ``c^2 S``, S the weighted
    sample covariance; all n chains step together, so each step is one batch of n
    likelihood evaluations (one batch of model runs, parallel like any Monte Carlo). The
-   scale c follows the acceptance rate towards 0.234 from stage to stage;
+   scale c follows the acceptance rate towards 0.234 from stage to stage. By default the
+   chains step until they have moved away from their start: until the mean distance from
+   it (in the metric of S) grows by less than :data:`DELTA_DISTANCE` (10%) in a step, at
+   most :data:`MAX_STEPS` steps (the adaptive chain length of Chopin's ``particles``
+   package, its ``AdaptiveMCMCSequence``); ``n_steps`` fixes their number instead. Three
+   fixed steps, the default before, left the resampled duplicates together in 6 and 10
+   dimensions, and the log evidence came out 1 to 4 nats off the exact one (a linear
+   Gaussian model, four seeds each);
 4. repeat until q = 1.
 
 A failed model run has likelihood 0 (log -inf): it gets no weight and its proposal is
@@ -29,10 +36,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["TARGET_ACCEPTANCE", "TMCMCResult", "next_exponent", "tmcmc"]
+__all__ = ["TARGET_ACCEPTANCE", "DELTA_DISTANCE", "MAX_STEPS", "TMCMCResult",
+           "next_exponent", "tmcmc"]
 
 #: The acceptance rate the proposal scale is tuned towards (optimal for Gaussian targets).
 TARGET_ACCEPTANCE = 0.234
+#: The relative growth of the chains' mean distance from their start below which a stage's
+#: steps stop (``n_steps=None``).
+DELTA_DISTANCE = 0.1
+#: The most steps of a stage's chains with ``n_steps=None``.
+MAX_STEPS = 30
 
 
 @dataclass
@@ -47,7 +60,8 @@ class TMCMCResult:
         log_evidence: log of the marginal likelihood (the normalising constant).
         evaluations: likelihood evaluations made.
         stages: one dict per stage: exponent ``q``, ``ess`` of its weights, their
-            ``weights_cov``, the MCMC ``acceptance`` and the proposal ``scale``.
+            ``weights_cov``, the MCMC ``acceptance``, the proposal ``scale`` and the
+            chains' ``steps``.
     """
 
     u: np.ndarray
@@ -86,7 +100,7 @@ def next_exponent(log_likelihood, q, target_cov=1.0):
     return q + lo
 
 
-def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=3, target_cov=1.0, max_stages=200,
+def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=None, target_cov=1.0, max_stages=200,
           callback=None):
     """Sample the posterior ``N(u; 0, I) L(u)`` in d dimensions.
 
@@ -97,7 +111,8 @@ def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=3, target_cov=1.0, max_
         dim: d.
         n: samples per stage (and of the posterior).
         rng: a ``numpy.random.Generator``.
-        n_steps: Metropolis-Hastings steps of each chain per stage.
+        n_steps: Metropolis-Hastings steps of each chain per stage, or None: until the
+            chains have moved away from their start (see the module docstring).
         target_cov: coefficient of variation of the weights that sets each stage's exponent.
         max_stages: a bound; more stages raise RuntimeError.
         callback: called with each stage's diagnostics dict.
@@ -124,7 +139,8 @@ def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=3, target_cov=1.0, max_
     from ..validation import check_float, check_int
 
     check_int(n, "n_samples", 2)
-    check_int(n_steps, "n_steps", 1)
+    if n_steps is not None:
+        check_int(n_steps, "n_steps", 1)
     check_float(target_cov, "target_cov", 0, np.inf)
     rng = np.random.default_rng(rng)
     u = rng.standard_normal((n, dim))
@@ -151,8 +167,9 @@ def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=3, target_cov=1.0, max_
         picked = rng.choice(n, size=n, p=p)
         u, ll = u[picked], ll[picked]
         extra = None if extra is None else extra[picked]
-        accepted = 0
-        for _ in range(n_steps):
+        accepted = steps = 0
+        start, distance = u.copy(), 0.0
+        for _ in range(MAX_STEPS if n_steps is None else n_steps):
             proposal = u + scale * rng.standard_normal((n, dim)) @ chol.T
             ll_new, extra_new = log_likelihood(proposal)
             evaluations += n
@@ -166,10 +183,17 @@ def tmcmc(log_likelihood, dim, n=2000, rng=None, n_steps=3, target_cov=1.0, max_
                 extra = np.where(accept.reshape((-1,) + (1,) * (extra.ndim - 1)), extra_new,
                                  extra)
             accepted += int(accept.sum())
-        acceptance = accepted / (n * n_steps)
+            steps += 1
+            if n_steps is None:  # until the mean distance from the start grows no more
+                before = distance
+                moved = np.linalg.solve(chol, (u - start).T)  # in the metric of S
+                distance = float(np.mean(np.sqrt((moved ** 2).sum(axis=0))))
+                if abs(distance - before) < DELTA_DISTANCE * before:
+                    break
+        acceptance = accepted / (n * steps)
         stage = {"q": q_next, "ess": float(1.0 / (p ** 2).sum()),
                  "weights_cov": float(w.std() / w.mean()), "acceptance": acceptance,
-                 "scale": scale}
+                 "scale": scale, "steps": steps}
         stages.append(stage)
         if callback is not None:
             callback(stage)

@@ -53,7 +53,7 @@ def test_known_noise_is_reported_and_kept_per_draw():
     assert np.array_equal(post.noise_std, np.tile([0.3, 0.2, 0.4], (300, 1)))
     assert post.output_names == ("y0", "y1", "y2")
     assert post.method == "tmcmc" and post.log_evidence is not None
-    assert post.model_runs == 300 * (1 + 3 * len(post.diagnostics["stages"]))
+    assert post.model_runs == 300 * (1 + sum(s["steps"] for s in post.diagnostics["stages"]))
     assert run(Named()).output_names == ("u", "v", "w")
 
 
@@ -127,7 +127,7 @@ def test_each_batch_has_its_store_and_a_rerun_runs_nothing(tmp_path):
     first = run(counted, store=tmp_path / "runs")
     batches = sorted(os.listdir(tmp_path / "runs"))
     assert batches == [f"batch-{i:05d}" for i in range(len(batches))]
-    assert len(batches) == 1 + 3 * len(first.diagnostics["stages"])
+    assert len(batches) == 1 + sum(s["steps"] for s in first.diagnostics["stages"])
     n_calls = len(counted.calls)
     again = run(counted, store=tmp_path / "runs")
     assert len(counted.calls) == n_calls and np.array_equal(again.samples, first.samples)

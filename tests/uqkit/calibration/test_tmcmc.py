@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from uqkit.calibration.tmcmc import TARGET_ACCEPTANCE, next_exponent, tmcmc
+from uqkit.calibration.tmcmc import MAX_STEPS, TARGET_ACCEPTANCE, next_exponent, tmcmc
 
 
 def weights_cov(ll, dq):
@@ -93,7 +93,7 @@ def conjugate(y=(3.0, 1.5), noise=0.05, design=np.eye(2)):
 def test_tmcmc_counts_its_evaluations_and_keeps_each_samples_extra_and_likelihood():
     log_likelihood, seen = conjugate()
     res = tmcmc(log_likelihood, 2, n=500, rng=np.random.default_rng(0))
-    assert res.evaluations == sum(seen) == 500 * (1 + 3 * len(res.stages))
+    assert res.evaluations == sum(seen) == 500 * (1 + sum(s["steps"] for s in res.stages))
     assert set(seen) == {500}
     # what the sampler keeps per sample is the function's value at that very sample
     ll, extra = log_likelihood(res.u)
@@ -127,8 +127,8 @@ def test_each_stage_reports_its_weights_and_proposal_consistently():
         assert stages[-1]["weights_cov"] <= target * (1 + 1e-9)
         for s in stages:
             assert s["ess"] == pytest.approx(800 / (1 + s["weights_cov"] ** 2), rel=1e-9)
-            assert (s["acceptance"] * 800 * 3) == pytest.approx(
-                round(s["acceptance"] * 800 * 3), abs=1e-9)
+            assert (s["acceptance"] * 800 * s["steps"]) == pytest.approx(
+                round(s["acceptance"] * 800 * s["steps"]), abs=1e-9)
             assert 0.0 <= s["acceptance"] <= 1.0
         assert stages[0]["scale"] == pytest.approx(2.38 / np.sqrt(2), rel=1e-12)
         for prev, nxt in zip(stages, stages[1:]):
@@ -190,3 +190,28 @@ def test_every_prior_draw_failing_is_an_error_that_says_so():
                                            r"under the model and the noise\)"):
         tmcmc(lambda U: (np.full(len(U), -np.inf), None), 2, n=50,
               rng=np.random.default_rng(0))
+
+
+def test_the_chains_step_until_they_have_moved_and_the_evidence_holds_in_six_dimensions():
+    """A 6-D linear Gaussian model, 8 outputs of noise 0.02 (about 17 stages), against the
+    exact log evidence over eight seeds: three fixed steps per stage, the default before,
+    were a median 1.4 nats off (the resampled duplicates stayed together); the adaptive
+    chains 0.29. One seed is about 5 nats high either way: a prior draw of unusually high
+    likelihood dominates the first stage, which the chains cannot mend."""
+    from scipy import stats
+
+    d, k, s = 6, 8, 0.02
+    rng = np.random.default_rng(d)
+    A = rng.standard_normal((k, d))
+    y = A @ rng.standard_normal(d) + s * rng.standard_normal(k)
+    exact = stats.multivariate_normal(np.zeros(k), A @ A.T + s ** 2 * np.eye(k)).logpdf(y)
+
+    def log_likelihood(U):
+        return stats.norm(U @ A.T, s).logpdf(y).sum(axis=1), None
+
+    errors = []
+    for seed in range(8):
+        res = tmcmc(log_likelihood, d, n=1000, rng=np.random.default_rng(seed))
+        errors.append(abs(res.log_evidence - exact))
+        assert all(2 <= stage["steps"] <= MAX_STEPS for stage in res.stages)
+    assert np.median(errors) < 0.5, errors
