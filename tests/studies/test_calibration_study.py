@@ -49,7 +49,8 @@ def test_the_comparisons_are_the_distances_between_the_saved_draws(tiny):
             lo, hi = np.quantile(draws[variant][:, j], [0.025, 0.975])
             assert got["holds_truth"] == bool(lo <= report["truth"][name] <= hi)
     posts = report["posteriors"]
-    assert posts["fe"]["model_runs"] == 200 * (1 + 3 * len(posts["fe"]["diagnostics"]["stages"]))
+    assert posts["fe"]["model_runs"] == 200 * (
+        1 + sum(stage["steps"] for stage in posts["fe"]["diagnostics"]["stages"]))
     assert report["goal"]["fe_run_fraction"] == pytest.approx(32 / posts["fe"]["model_runs"])
     assert 0 <= posts["bdl"]["model_variance_share"] <= 1
     assert posts["bdl-no-variance"]["model_variance_share"] is None
