@@ -167,8 +167,10 @@ def _function_data(f):
     names = _global_names(f.__code__) - stored
     for name in sorted(n for n in names if n in f.__globals__):
         value = f.__globals__[name]
-        if whole or _is_atom(value) or _is_data(value) or _is_code(value) \
-                or inspect.isclass(value) or inspect.ismodule(value):
+        if _is_data(value):
+            out.append((f"global {name}", _data_digest(value)))
+        elif whole or _is_atom(value) or _is_code(value) or inspect.isclass(value) \
+                or inspect.ismodule(value):
             out.append((f"global {name}", value))
         else:
             out += [(f"global {name} held by", m) for m in _holders(value, f.__globals__)]
@@ -190,7 +192,7 @@ def _module_attributes(label, module, names, stored_attributes, seen=None):
         if attr not in names or attr in stored_attributes:
             continue
         if _is_atom(v) or _is_data(v):
-            out.append((f"{label}.{attr}", v))
+            out.append((f"{label}.{attr}", _data_digest(v) if _is_data(v) else v))
         elif inspect.ismodule(v) and _is_user_code(v.__name__) and v.__name__ not in seen:
             out.append((f"{label}.{attr}", v))
             out += _module_attributes(f"{label}.{attr}", v, names, stored_attributes, seen)
@@ -225,6 +227,38 @@ def _is_data(value):
         if package is not None:
             kinds += [getattr(package, name) for name in names if hasattr(package, name)]
     return bool(kinds) and isinstance(value, tuple(kinds))
+
+
+def _data_digest(value):
+    """An array's or table's values as a tuple of atoms: its kind and, per part (a table's
+    values, index and columns), its dtype, shape and the SHA-256 of its bytes. Not its
+    pickle: a pandas Index pickles its lookup cache, so a model that only read it
+    (``NAMES.get_loc("steel")``) was another model after its first run."""
+    import numpy
+
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(value, pandas.Index):
+        return ("Index", repr(value.name), _array_digest(value.to_numpy()))
+    if pandas is not None and isinstance(value, pandas.Series):
+        return ("Series", repr(value.name), _array_digest(value.to_numpy()),
+                _data_digest(value.index))
+    if pandas is not None and isinstance(value, pandas.DataFrame):
+        return ("DataFrame", _array_digest(value.to_numpy()), _data_digest(value.index),
+                _data_digest(value.columns))
+    if hasattr(value, "detach"):  # a torch tensor (bfloat16 has no NumPy dtype)
+        tensor = value.detach().cpu()
+        value = (tensor.float() if str(tensor.dtype) == "torch.bfloat16" else tensor).numpy()
+    return _array_digest(numpy.asarray(value))
+
+
+def _array_digest(array):
+    """``("array", dtype, shape, SHA-256)`` of a NumPy array; an array of objects (strings,
+    tuples) by the repr of its items, in order."""
+    import numpy
+
+    array = numpy.ascontiguousarray(array)
+    data = repr(array.tolist()).encode() if array.dtype.hasobject else array.tobytes()
+    return ("array", array.dtype.str, array.shape, hashlib.sha256(data).hexdigest())
 
 
 def _holders(value, own):

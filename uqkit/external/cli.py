@@ -12,8 +12,9 @@ interruption: only the missing runs are computed), and writes to ``--out``:
 * ``sobol.json`` and ``failure.json`` when the file asks for them (their runs in
   ``sobol-store/`` and ``failure-store/``, a folder per analysis's settings).
 
-A run starts by removing these result files of an earlier one, so that a study stopped or
-failed partway never leaves a stale file beside the new ones. A bad file or option exits
+Once the store is open and its runs made (or the run stopped partway), the result files of
+an earlier run are removed, so that none is left stale beside the new ones; a store refused
+for other settings, or in use, leaves them. A bad file or option exits
 with code 2 and one line naming the bad value; a study whose every run failed, or whose
 failure analysis did not converge, with code 1.
 
@@ -95,8 +96,6 @@ def _run(args):
         raise UsageError(f"uqkit run: --out {args.out!r} is inside the template folder "
                          f"{str(folder)!r}: each run would copy the earlier runs' files, and a "
                          "rerun would find another template; write --out outside it")
-    for name in RESULT_FILES:  # an earlier run's: remade below, or stale
-        (out / name).unlink(missing_ok=True)
     from .. import propagate, sample
 
     given = [f"--{key}" for key in ("n", "seed") if getattr(args, key) is not None]
@@ -113,10 +112,23 @@ def _run(args):
         raise UsageError(f"uqkit run: {config.path}: the names {clash} would be two columns of "
                          "runs.csv (an output named like an input, or an input or output "
                          "named 'status' or 'reason', runs.csv's own): rename them")
+    if args.dask:  # the study's own modules go to the cluster's workers by value
+        from .config import send_by_value
+
+        send_by_value(config.path.parent.resolve())
     execution = {"workers": args.workers, "dask": args.dask, "progress": not args.no_progress}
-    res = propagate(config.model, samples, store=out / "store",
-                    settings={"seed": sampling["seed"], "rule": sampling["rule"]},
-                    retry_failed=args.retry_failed, **execution)
+    from ..execution.propagation import PropagationError, PropagationInterrupted
+
+    try:
+        res = propagate(config.model, samples, store=out / "store",
+                        settings={"seed": sampling["seed"], "rule": sampling["rule"]},
+                        retry_failed=args.retry_failed, **execution)
+    except (PropagationInterrupted, PropagationError):
+        # the store holds runs the earlier result files do not: they would be stale (a
+        # refused store, ValueError, leaves them, which still describe it)
+        _remove_results(out)
+        raise
+    _remove_results(out)  # an earlier run's: remade below, or of an analysis not asked for
     res.to_csv(out / "runs.csv")
     summary = _summary(res)
     write_json(out / "summary.json", summary, finite=True)
@@ -136,6 +148,12 @@ def _run(args):
     if config.failure is not None:
         _failure(config, out, execution)
     return 0
+
+
+def _remove_results(out):
+    """Remove the result files (:data:`RESULT_FILES`) of an earlier run from ``out``."""
+    for name in RESULT_FILES:
+        (out / name).unlink(missing_ok=True)
 
 
 def _summary(res):

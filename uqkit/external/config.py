@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["SECTIONS", "OUTPUT_FORMS", "PYTHON_MODEL_KEYS", "MODEL_KINDS", "FAILURE_KEYS",
-           "ConfigError", "StudyConfig", "load_config", "Margin"]
+           "ConfigError", "StudyConfig", "load_config", "send_by_value", "Margin"]
 
 #: The keys each section may hold (``None``: any key, as in [inputs]).
 SECTIONS = {
@@ -78,7 +78,8 @@ PYTHON_MODEL_KEYS = {"python", "outputs", "keywords", "cores_per_run", "chunk_si
 MODEL_KINDS = {"constants": (dict, "a table of names and values"),
                "template_options": (dict, "a table of Jinja2 options"),
                "render": ((str, list), "a file pattern or a list of them"),
-               "shell": (bool, "true or false")}
+               "shell": (bool, "true or false"),
+               "command": ((str, list), "a string or a list of strings")}
 #: Keys of [failure] besides the method's own options.
 FAILURE_KEYS = {"output", "below", "above", "method", "seed"}
 
@@ -280,6 +281,9 @@ def _python_function(spec, folder, where):
                 importlib.util.spec_from_file_location(module_name, path))
             sys.modules[module_name] = module
             module.__spec__.loader.exec_module(module)
+            import cloudpickle
+
+            cloudpickle.register_pickle_by_value(module)
         else:
             _fresh_imports(folder.resolve())
             module = importlib.import_module(source)
@@ -288,7 +292,6 @@ def _python_function(spec, folder, where):
     except Exception as exc:  # noqa: BLE001 - the user's module failed to import
         raise ConfigError(f"{where} = {spec!r}: importing {source!r} raised "
                           f"{type(exc).__name__}: {exc}") from None
-    _send_by_value(folder.resolve())
     function = getattr(module, name, None)
     if not callable(function):
         raise ConfigError(f"{where} = {spec!r}: {source!r} has no function {name!r}"
@@ -296,11 +299,13 @@ def _python_function(spec, folder, where):
     return function
 
 
-def _send_by_value(folder):
+def send_by_value(folder):
     """Have cloudpickle send every module loaded from ``folder`` (the study's function's and
     the helpers it imports) to workers by value: a Dask worker that cannot import them
     (another machine, another working directory) failed with "Scheduler and Client have
-    different environments"."""
+    different environments". For Dask only: by value, a module's globals that cannot be
+    pickled (a lock, a library handle) would fail every run of a local pool, whose workers
+    import the modules themselves."""
     import sys
 
     import cloudpickle

@@ -319,3 +319,30 @@ def test_emcee_with_an_unknown_lognormal_noise_matches_quadrature_on_every_seed(
         assert abs(post.mean()[0] - exact_mean) < 0.1 * exact_sd
         assert abs(post.std()[0] / exact_sd - 1) < 0.1, (seed, post.std()[0], exact_sd)
         assert max(post.diagnostics["r_hat"]) < 1.1
+
+
+def test_a_walker_stuck_far_out_is_said_not_mixed(monkeypatch):
+    """One walker started far out (x = 12.5 with a noise of 7, where a large noise explains
+    any input) and no burn-in: its first steps, kept, make the posterior's std several times
+    the exact one, and the run says so (ConvergenceWarning), where nothing did."""
+    from uqkit.calibration import ConvergenceWarning, inference
+
+    start = inference._emcee_start
+
+    def one_walker_in_the_trap(log_prob, walkers, dim, rng):
+        state = start(log_prob, walkers, dim, rng)
+        state.coords[0] = [6.25, (np.log(7.0) - np.log(0.3)) / 0.5]
+        (row,) = log_prob(state.coords[:1])
+        state.log_prob[0], state.blobs[0] = row[0], row[1:]
+        return state
+
+    monkeypatch.setattr(inference, "_emcee_start", one_walker_in_the_trap)
+    rng = np.random.default_rng(3)
+    Yn = np.column_stack([1.0 + 0.3 * rng.standard_normal(5), 2.0 + 0.3 * rng.standard_normal(5)])
+    with pytest.warns(ConvergenceWarning, match="walkers have not mixed"):
+        post = calibrate(lambda A: np.column_stack([A[:, 0], 2 * A[:, 0]]),
+                         RandomInputs.from_spec({"x": "normal(0, 2)"}), Yn,
+                         chaospy.LogNormal(np.log(0.3), 0.5), n_samples=4000, seed=0,
+                         executor="serial", method="emcee", burn=0)
+    assert post.std()[0] > 0.3  # the exact 0.10
+    assert post.diagnostics["walker_behind"] > 5.0

@@ -408,3 +408,29 @@ def test_a_proposal_where_a_copulas_inverse_is_off_is_rejected_without_a_run():
     with pytest.warns(UserWarning, match="proposals lay where the inverse transform"):
         post = calibrate(model, prior, Y2, 0.2, n_samples=2000, seed=0, executor="serial")
     assert post.info["rejected_proposals"] > 0
+
+
+def test_a_batch_all_off_keeps_the_surrogates_variance_columns():
+    """Where every proposal of a batch lay where the copula's inverse is off, a surrogate's
+    batch came back with k extra columns instead of 2k, which the samplers then stacked
+    with the others'."""
+    from uqkit.calibration.inference import _Evaluator, _noise
+
+    prior = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "lognormal(mean=1, std=0.3)"}
+                                   ).with_copula("clayton", 2.0)
+
+    class Surrogate:
+        def predict_with_variance(self, X):
+            return X.sum(axis=1, keepdims=True), np.full((len(X), 1), 0.01)
+
+    with _Evaluator(Surrogate(), prior, np.array([[2.0]]), _noise(0.2, 1), True, "serial",
+                    None, None, None, False) as evaluate:
+        _, some = evaluate(np.array([[0.3, 0.2], [0.1, 7.5]]))
+        _, none = evaluate(np.array([[0.1, 7.5], [0.2, 7.6]]))
+    assert some.shape == none.shape == (2, 2) and np.isnan(none).all()
+
+
+def test_emcee_with_one_kept_step_does_not_crash():
+    """steps=2, burn=1 passed the option check, then the split R-hat divided by zero."""
+    post = run(method="emcee", steps=2, burn=1, n_samples=32)
+    assert np.isnan(post.diagnostics["r_hat"]).all() and len(post.samples) == 32

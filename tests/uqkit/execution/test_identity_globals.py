@@ -318,3 +318,23 @@ def test_an_array_or_table_read_from_a_data_file_is_its_values(project, tmp_path
         identities.append(describe_model(load("beam_n").model))
     assert identities[0] != identities[1]
     assert identities[0] == identities[2]  # the same data: the same model, in a new process
+
+
+def test_a_table_the_model_only_reads_stays_the_same_model(project):
+    """A pandas Index pickles its lookup cache: a model that only called NAMES.get_loc was
+    another model after its first run, and a store refused its rerun."""
+    pandas = pytest.importorskip("pandas")
+    del pandas
+    write, load = project
+    write(beam_p="""
+        import numpy as np
+        import pandas
+        NAMES = pandas.Index(["steel", "timber", "glass"])
+        TABLE = pandas.DataFrame({"E": [210.0, 11.0, 70.0]}, index=NAMES)
+        def model(X):
+            return X * TABLE["E"].iloc[NAMES.get_loc("timber")]
+    """)
+    model = load("beam_p").model
+    before = describe_model(model)
+    model(np.ones(2))
+    assert describe_model(model) == before

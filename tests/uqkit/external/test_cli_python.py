@@ -180,3 +180,16 @@ def test_a_reader_that_goes_away_ends_the_command_without_a_traceback(tmp_path):
     assert proc.wait(timeout=120) == 1
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["ok"] == 64
+
+
+def test_a_module_with_a_lock_runs_on_a_local_pool(tmp_path):
+    """Every module beside the study file went to the workers by value, for a local pool
+    too: a module-global lock made every run fail ("cannot pickle '_thread.lock'")."""
+    code = "import threading\nLOCK = threading.Lock()\n\n\n" \
+           "def response(a, b):\n    with LOCK:\n        return a + 3.0 * b, a * a\n"
+    (tmp_path / "lockbeam.py").write_text(code)
+    config = _study(tmp_path, STUDY.replace('"beam.py:response"', '"lockbeam:response"'))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--workers", "2",
+                 "--no-progress"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["ok"] == 64

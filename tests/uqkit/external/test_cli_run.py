@@ -291,6 +291,8 @@ def test_a_template_folder_that_holds_the_study_file_or_out_is_refused(tmp_path,
                                                              "of Jinja2 options, got 'x'"),
     ("timeout = 30", 'timeout = 30\nshell = "false"', "shell must be true or false, got "
                                                       "'false'"),
+    ('command = ["sh", "run.sh"]', "command = 5", "command must be a string or a list of "
+                                                  "strings, got 5"),
 ])
 def test_model_keys_of_the_wrong_kind_are_named(tmp_path, capsys, old, new, message):
     """'int' object is not iterable, naming no key; shell = "false" was true."""
@@ -298,3 +300,15 @@ def test_model_keys_of_the_wrong_kind_are_named(tmp_path, capsys, old, new, mess
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"[model] {message}" in err, err
+
+
+def test_a_refused_rerun_leaves_the_earlier_result_files(tmp_path, capsys):
+    """The result files were removed before the store could refuse the run (another seed):
+    the refused rerun left the store without its runs.csv and summary.json."""
+    config = _study(tmp_path, GOOD.split("[failure]")[0])
+    out = ["--out", str(tmp_path / "out"), "--no-progress"]
+    assert main(["run", str(config), *out]) == 0
+    before = (tmp_path / "out" / "summary.json").read_text()
+    assert main(["run", str(config), *out, "--seed", "8"]) == 2
+    assert (tmp_path / "out" / "summary.json").read_text() == before
+    assert (tmp_path / "out" / "runs.csv").exists()
