@@ -331,22 +331,30 @@ def test_a_function_that_writes_into_its_inputs_leaves_the_sample_and_store_be(t
 
 
 
-def test_answers_taken_from_kept_ones_are_counted_apart_and_not_timed(tmp_path):
-    """A rerun that takes half its runs from kept answers: 8 kept, 8 run; the cost of a
-    run is that of the runs made (the kept chunk, ~0 s, halved the median before)."""
-    def slow_double(x):
-        time.sleep(0.05)
-        return 2 * x[0]
+def _slow_double(x):
+    time.sleep(0.05)
+    return 2 * x[0]
 
+
+def _run_with_kept(tmp_path, kept_rows):
+    """16 rows of :func:`_slow_double` in chunks of 8 into a store that holds the kept
+    answers of ``kept_rows`` (what a killed run had kept of its first chunk); the store and
+    the result."""
     X = np.arange(16.0)[:, None]
     store = tmp_path / "store"
     store.mkdir()
-    for row in range(8):  # what a killed run had kept of its first chunk
+    for row in kept_rows:
         kept_runs.keep(kept_runs.kept_folder(store), row, X[row], np.array([2 * X[row, 0]]))
-    res = propagate(PerRunModel(slow_double), X, executor="serial", chunk_size=8, store=store,
-                    progress=False)
+    return store, propagate(PerRunModel(_slow_double), X, executor="serial", chunk_size=8,
+                            store=store, progress=False)
+
+
+def test_answers_taken_from_kept_ones_are_counted_apart_and_not_timed(tmp_path):
+    """A rerun that takes half its runs from kept answers: 8 kept, 8 run; the cost of a
+    run is that of the runs made (the kept chunk, ~0 s, halved the median before)."""
+    _, res = _run_with_kept(tmp_path, range(8))
     assert (res.computed, res.loaded, res.kept) == (8, 0, 8)
-    assert res.outputs[:, 0].tolist() == (2 * X[:, 0]).tolist()
+    assert res.outputs[:, 0].tolist() == (2 * np.arange(16.0)).tolist()
     assert 0.05 <= res.seconds_per_run < 0.5
 
 
@@ -354,19 +362,9 @@ def test_a_chunk_saved_with_kept_answers_keeps_the_cost_of_a_run_for_a_later_rer
     """A resume that takes 4 of its first chunk's 8 runs from kept answers saves that chunk's
     time: a later rerun, which loads every chunk, read the time of 4 runs as that of 8, and
     half the cost of a run for that chunk."""
-    def slow_double(x):
-        time.sleep(0.05)
-        return 2 * x[0]
-
-    X = np.arange(16.0)[:, None]
-    store = tmp_path / "store"
-    store.mkdir()
-    for row in range(4):  # what a killed run had kept of its first chunk
-        kept_runs.keep(kept_runs.kept_folder(store), row, X[row], np.array([2 * X[row, 0]]))
-    first = propagate(PerRunModel(slow_double), X, executor="serial", chunk_size=8,
-                      store=store, progress=False)
-    again = propagate(PerRunModel(slow_double), X, executor="serial", chunk_size=8,
-                      store=store, progress=False)
+    store, first = _run_with_kept(tmp_path, range(4))
+    again = propagate(PerRunModel(_slow_double), np.arange(16.0)[:, None], executor="serial",
+                      chunk_size=8, store=store, progress=False)
     assert (first.computed, first.kept, again.loaded) == (12, 4, 16)
     assert 0.05 <= first.seconds_per_run < 0.5
     assert 0.05 <= again.seconds_per_run < 0.5
