@@ -105,17 +105,44 @@ class SurrogateModel:
 
     def predict_with_variance(self, X):
         """``(mean, variance)`` of the surrogate's predictive distribution at X, each (n, k)
-        (the BDL's and the GP's: ``predict(X, return_std=True)``); the variance is None for
-        a surrogate without one. :func:`uqkit.calibration.calibrate` adds it to the
-        measurement noise's."""
+        (the BDL's and the GP's: ``predict(X, return_std=True)``, also through a ``predict(X,
+        **kwargs)`` that passes it on: a scikit-learn Pipeline's, ``EvidenceSearch``'s, whose
+        variance was dropped without a word); the variance is None for a surrogate without
+        one. :func:`uqkit.calibration.calibrate` adds it to the measurement noise's.
+
+        Raises:
+            ValueError: the surrogate's standard deviations are negative or infinite, or
+                not one per row and output (a NaN one is a failed prediction).
+        """
         import inspect
 
         X = np.asarray(X, dtype=float)
-        if "return_std" not in inspect.signature(self.surrogate.predict).parameters:
+        params = inspect.signature(self.surrogate.predict).parameters
+        passes_on = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        if "return_std" not in params and not passes_on:
             return self(X).reshape(len(X), -1), None
-        mean, std = self.surrogate.predict(X, return_std=True, **self.predict_kwargs)
-        mean = np.asarray(mean, dtype=float).reshape(len(X), -1)
-        return mean, np.asarray(std, dtype=float).reshape(len(X), -1) ** 2
+        kwargs = {k: v for k, v in self.predict_kwargs.items() if k != "return_std"}
+        try:
+            answer = self.surrogate.predict(X, return_std=True, **kwargs)
+        except TypeError:
+            if "return_std" in params:
+                raise
+            return self(X).reshape(len(X), -1), None  # its **kwargs do not take return_std
+        if not (isinstance(answer, tuple) and len(answer) == 2):  # return_std ignored
+            return np.asarray(answer, dtype=float).reshape(len(X), -1), None
+        mean = np.asarray(answer[0], dtype=float).reshape(len(X), -1)
+        std = np.asarray(answer[1], dtype=float)
+        name = type(self.surrogate).__name__
+        if std.size != mean.size:
+            raise ValueError(f"{name}'s predictive standard deviations have shape {std.shape} "
+                             f"for means of shape {mean.shape}: one per row and output")
+        std = std.reshape(mean.shape)
+        bad = (std < 0) | np.isinf(std)
+        if bad.any():
+            raise ValueError(f"{name}'s predictive standard deviation is "
+                             f"{float(std[bad][0])!r} in {int(bad.any(axis=1).sum())} of "
+                             f"{len(X)} rows: a standard deviation is finite and >= 0")
+        return mean, std ** 2
 
     def describe(self):
         from .execution.identity import fingerprint

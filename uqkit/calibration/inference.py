@@ -258,6 +258,12 @@ class _Evaluator:
             mean, var = self.model.predict_with_variance(X)
             mean = np.asarray(mean, dtype=float).reshape(len(X), -1)
             if var is None:  # a surrogate without a predictive variance
+                if self.variance_used:
+                    warnings.warn(
+                        f"{type(self.model).__name__} gives no predictive variance: the "
+                        "posterior takes its means for the model itself, as sharp as if it "
+                        "were exact (use_model_variance=False says so without this warning)",
+                        UserWarning, stacklevel=4)
                 self.variance_used = False
             else:
                 var = np.asarray(var, dtype=float).reshape(len(X), -1)

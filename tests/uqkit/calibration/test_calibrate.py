@@ -254,7 +254,8 @@ def test_a_surrogate_without_a_predictive_variance_is_calibrated_on_its_means():
 
     X = np.random.default_rng(10).normal(size=(50, 2))
     model = SurrogateModel(LinearRegression().fit(X, linear(X)))  # exact: the model is linear
-    post = calibrate(model, _prior(), Y, NOISE, n_samples=1000, seed=11)
+    with pytest.warns(UserWarning, match="gives no predictive variance"):
+        post = calibrate(model, _prior(), Y, NOISE, n_samples=1000, seed=11)
     exact = calibrate(linear, _prior(), Y, NOISE, n_samples=1000, seed=11, executor="serial")
     assert "model_variance_share" not in post.info
     assert np.allclose(post.samples, exact.samples, atol=1e-6)
@@ -346,3 +347,49 @@ def test_a_walker_stuck_far_out_is_said_not_mixed(monkeypatch):
                          executor="serial", method="emcee", burn=0)
     assert post.std()[0] > 0.3  # the exact 0.10
     assert post.diagnostics["walker_behind"] > 5.0
+
+
+def test_a_surrogate_behind_a_pipeline_keeps_its_variance():
+    """A GP in a scikit-learn Pipeline (``predict(X, **params)`` passes return_std on): the
+    adapter read its signature, found no return_std, and the posterior took the GP's means
+    for the truth, ten times too narrow here, without a word."""
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from uqkit.adapters import SurrogateModel
+
+    class Wrapped:  # mean x, std 1 everywhere, behind a predict(X, **kwargs)
+        def predict(self, X, **kwargs):
+            if kwargs.get("return_std"):
+                return X[:, 0], np.ones(len(X))
+            return X[:, 0]
+
+    post = calibrate(SurrogateModel(Wrapped()), RandomInputs.from_spec({"x": "normal(0, 10)"}),
+                     [0.0], 0.1, n_samples=2000, seed=0)
+    exact = 1 / np.sqrt(1 / 100 + 1 / (0.1 ** 2 + 1.0))  # x ~ N(0, 10^2), y ~ N(x, 0.1^2 + 1)
+    assert abs(post.std()[0] / exact - 1) < 0.1 and "model_variance_share" in post.info
+    X = np.linspace(0, 1, 12)[:, None]
+    pipe = make_pipeline(StandardScaler(), GaussianProcessRegressor()).fit(X, np.sin(6 * X[:, 0]))
+    mean, var = SurrogateModel(pipe).predict_with_variance(np.array([[0.25], [0.9]]))
+    std = pipe.predict(np.array([[0.25], [0.9]]), return_std=True)[1]
+    assert np.allclose(var[:, 0], std ** 2)
+
+
+@pytest.mark.parametrize("std, message", [
+    (-np.ones(3), "predictive standard deviation is -1.0 in 3 of 3 rows"),
+    (np.ones(2), "predictive standard deviations have shape (2,) for means of shape (3, 1)"),
+])
+def test_a_surrogates_bad_standard_deviations_are_refused_by_name(std, message):
+    """A negative std came back squared, a positive variance; one of the wrong length as
+    numpy's reshape error."""
+    import re
+
+    from uqkit.adapters import SurrogateModel
+
+    class Bad:
+        def predict(self, X, return_std=False):
+            return (X[:, 0], std) if return_std else X[:, 0]
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SurrogateModel(Bad()).predict_with_variance(np.zeros((3, 1)))
