@@ -111,18 +111,16 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
                 "likelihood: the posterior leaves out the inputs where the model fails, and "
                 "is wrong if the measurements lie there (see the posterior's failed_runs)",
                 FailedRunsWarning, stacklevel=2)
+        info = {"noise": noise.describe()}
         if evaluate.off:
             warnings.warn(
                 f"{evaluate.off} proposals lay where the inverse transform of the prior's copula "
                 "is off (far in its tails: chaospy caps some marginals' quantiles) and were "
                 "rejected without a run; the posterior is wrong if it reaches there "
                 "(info['rejected_proposals'])", UserWarning, stacklevel=2)
-            info_off = {"rejected_proposals": evaluate.off}
-        else:
-            info_off = {}
+            info["rejected_proposals"] = evaluate.off
         x = evaluate.to_inputs(u)
         sigma = extra[:, -1:] if noise.sampled else noise.std[None, :]
-        info = {"noise": noise.describe(), **info_off}
         if evaluate.loaded:  # a rerun's runs taken from its store (or from the answers an
             # interrupted run had kept): not this call's seconds
             info["loaded_runs"] = evaluate.loaded

@@ -138,6 +138,16 @@ def server_key(threads, code_key):
     return threads, code_key, os.getcwd()
 
 
+def _set_environment(values):
+    """Set each variable of ``values`` in this process's environment; None removes it (the
+    variables as they were before a change, :func:`os.environ.get`'s)."""
+    for var, value in values.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+
+
 def _process_stat(pid):
     """The fields of ``/proc/PID/stat`` after the command's name (the state letter first,
     ``"Z"`` for a zombie, then the parent's process id), or None if there is no process."""
@@ -206,11 +216,7 @@ class PreloadServer(forkserver.ForkServer):
             finally:
                 if swap:
                     signal.signal(signal.SIGINT, previous)
-                for var, value in saved.items():
-                    if value is None:
-                        os.environ.pop(var, None)
-                    else:
-                        os.environ[var] = value
+                _set_environment(saved)
 
     def workers(self):
         """The process ids of the server's live children (its workers)."""
@@ -404,11 +410,7 @@ def leave_server():
         os.close(server._forkserver_alive_fd)
         server._forkserver_alive_fd = None
         server._forkserver_address = None
-    for var, value in json.loads(os.environ.pop(RESTORE_VARIABLE, "{}")).items():
-        if value is None:
-            os.environ.pop(var, None)
-        else:
-            os.environ[var] = value
+    _set_environment(json.loads(os.environ.pop(RESTORE_VARIABLE, "{}")))
     report = os.environ.pop(REPORT_VARIABLE, None)
     if report and not os.path.exists(report):
         from .loaded_code import loaded_files
