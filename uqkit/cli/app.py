@@ -74,7 +74,7 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the ``uqkit`` command; returns the exit code."""
-    from ..execution.executors import MissingDependencyError
+    from ..execution.dask_cluster import MissingDependencyError
     from ..execution.propagation import PropagationError, PropagationInterrupted
 
     try:

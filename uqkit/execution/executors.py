@@ -34,8 +34,7 @@ __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_
            "START_METHOD_VARIABLE", "START_METHODS", "IDLE_SECONDS", "check_picklable",
            "local_executor", "warm_pool", "start_context",
            "is_local_pool", "release_workers", "FEEDER_GRACE", "join_queue_feeders",
-           "stop_executor", "WORKER_GRACE", "MissingDependencyError", "DASK_CONNECT_SECONDS",
-           "DASK_INSTALL", "dask_client_class", "make_executor"]
+           "stop_executor", "WORKER_GRACE", "make_executor"]
 
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -475,35 +474,12 @@ def _end_workers(processes, grace=WORKER_GRACE):
                 pass
 
 
-class MissingDependencyError(ImportError):
-    """An optional dependency that a requested feature needs is not installed; the message
-    says how to install it."""
-
-
-#: Seconds to wait for a Dask scheduler to answer before the address is refused.
-DASK_CONNECT_SECONDS = 30
-#: How to install uqkit's optional Dask support.
-DASK_INSTALL = 'pip install "uqkit[dask]"'
-
-
-def dask_client_class():
-    """``distributed.Client``, or :class:`MissingDependencyError` saying how to install it
-    (Dask is an optional dependency: ``uqkit[dask]``)."""
-    try:
-        from distributed import Client
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "running on a Dask cluster needs the 'distributed' package, which is not "
-            f"installed here: {DASK_INSTALL}") from exc
-    return Client
-
-
 @contextmanager
 def make_executor(kind="local", workers=None, address=None, code_key=None, preload=()):
     """Context manager yielding an executor. A local pool stays up for the next call (see
     :func:`local_executor`), except when the block ends by an exception such as
     KeyboardInterrupt: then its workers are killed at once. A Dask client made here is
-    closed.
+    closed (:func:`.dask_cluster.dask_executor`).
 
     Args:
         kind: ``"local"`` (process pool), ``"serial"`` or ``"dask"``.
@@ -525,16 +501,9 @@ def make_executor(kind="local", workers=None, address=None, code_key=None, prelo
     elif kind == "dask":
         if address is None:
             raise ValueError("kind='dask' needs the scheduler address, e.g. tcp://10.0.0.5:8786")
-        Client = dask_client_class()
-        own = not isinstance(address, Client)
-        try:
-            client = Client(address, timeout=DASK_CONNECT_SECONDS) if own else address
-        except OSError as exc:
-            raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
-        try:
-            yield client.get_executor()
-        finally:
-            if own:
-                client.close()
+        from .dask_cluster import dask_executor
+
+        with dask_executor(address) as ex:
+            yield ex
     else:
         raise ValueError(f"unknown executor kind {kind!r}; use 'local', 'serial' or 'dask'")

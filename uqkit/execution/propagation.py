@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 
 import numpy as np
 
+from .dask_cluster import DaskExecutor
 from .executors import SerialExecutor, check_picklable, cpu_count, is_local_pool, make_executor
 from .interrupts import check_interrupt, interrupt_guard, iter_completed
 from .identity import describe_model, identity_key
@@ -406,7 +407,8 @@ class _Run:
         futures = {ex.submit(*call, self.model, self.task_inputs(i), self.task_context(i)): i
                    for i in order}
         try:
-            for fut in iter_completed(futures):
+            waiting = ex.waiting if isinstance(ex, DaskExecutor) else None
+            for fut in iter_completed(futures, waiting=waiting):
                 self._finish(futures[fut], self._result(fut))
         except BaseException:
             # stop the rest, but keep every chunk that has finished: also those that finished

@@ -180,7 +180,7 @@ def test_the_summary_lists_ten_reasons_and_counts_the_rest():
 def test_dask_without_distributed_says_how_to_install_it(monkeypatch):
     """Dask is an optional dependency (``uqkit[dask]``): asking for it without the package
     must name the package and the install command, before anything runs."""
-    from uqkit.execution.executors import DASK_INSTALL, MissingDependencyError
+    from uqkit.execution.dask_cluster import DASK_INSTALL, MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
     calls = []

@@ -75,9 +75,9 @@ def test_uqkit_run_on_an_external_dask_cluster_equals_the_local_pool(tmp_path, c
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_code_2(tmp_path, capsys, monkeypatch):
-    from uqkit.execution import executors
+    from uqkit.execution import dask_cluster
 
-    monkeypatch.setattr(executors, "DASK_CONNECT_SECONDS", 2)  # not the default 30 s wait
+    monkeypatch.setattr(dask_cluster, "DASK_CONNECT_SECONDS", 2)  # not the default 30 s wait
     config = _study(tmp_path)
     address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
     code = main(["run", str(config), "--out", str(tmp_path / "out"), "--dask", address,
