@@ -11,12 +11,24 @@ stops at "Failed building wheel for numpoly", and with ``--prefer-binary`` or
 measured in clean venvs (docs/install.md): numpoly >= 1.3.9 where a compiler is present, or
 the ``no-compiler`` extra (``numpy<2.4`` and ``numpoly<1.3``) where none is.
 
+*chaospy's logging.* Importing chaospy imports numpoly, and each runs
+``logging.basicConfig(level=DEBUG, filename=os.devnull)`` (numpoly first, so its call wins;
+``NUMPOLY_LOGPATH`` names a file instead): the root logger gets a handler that writes to
+nowhere, so Python no longer prints a warning that no handler takes
+(its "last resort"), and every warning logged by uqkit, or by Dask, emcee and any other library
+that leaves its output to the application, went to /dev/null; the root's DEBUG level also made
+every library format its debug messages for nothing. :func:`undo_chaospy_logging` takes that
+handler away and puts back Python's default level, right after uqkit's first import of
+chaospy (:mod:`uqkit.inputs.distributions`), whichever imported chaospy first.
+
 Imports: the standard library; numpoly when the check runs.
 """
+import logging
+import os
 import warnings
 from importlib import metadata
 
-__all__ = ["NO_COMPILER_INSTALL", "check_numpoly_numpy"]
+__all__ = ["NO_COMPILER_INSTALL", "check_numpoly_numpy", "undo_chaospy_logging"]
 
 #: The install of uqkit for a machine without a C compiler.
 NO_COMPILER_INSTALL = 'pip install -c constraints.txt -e ".[no-compiler]"'
@@ -54,3 +66,27 @@ def check_numpoly_numpy():
             "only wheels. Install one of: with a C compiler (gcc or clang; on Windows, the "
             "Microsoft C++ Build Tools): pip install \"numpoly>=1.3.9\"; without one: "
             f"{NO_COMPILER_INSTALL} (numpy<2.4 and numpoly<1.3)") from error
+
+
+def undo_chaospy_logging():
+    """Remove the root logger's handler that chaospy's import added (through numpoly's),
+    which writes to ``os.devnull``, and put the root's level back to WARNING (Python's
+    default) where it had been set to DEBUG (see the module docstring). A log file the user
+    asked for (``NUMPOLY_LOGPATH``, ``CHAOSPY_LOGPATH``), or any other handler, is left
+    alone. Returns whether it removed one.
+
+    >>> import chaospy  # noqa: F401 - its import configured the root logger
+    >>> _ = undo_chaospy_logging()
+    >>> [h for h in logging.getLogger().handlers if getattr(h, "baseFilename", None) == os.devnull]
+    []
+    """
+    root = logging.getLogger()
+    devnull = os.path.abspath(os.devnull)
+    ours = [h for h in root.handlers if isinstance(h, logging.FileHandler)
+            and h.baseFilename == devnull]
+    for handler in ours:
+        root.removeHandler(handler)
+        handler.close()
+    if ours and root.level == logging.DEBUG:
+        root.setLevel(logging.WARNING)
+    return bool(ours)

@@ -42,3 +42,48 @@ def test_the_installed_pair_passes_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_numpoly_numpy()
+
+
+# chaospy's logging ------------------------------------------------------------------------------
+def _stderr(code, **env):
+    import os
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, **env))
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stderr
+
+
+INPUTS = "from uqkit.inputs import RandomInputs; RandomInputs.from_spec({'a': 'normal(0, 1)'})"
+
+
+@pytest.mark.parametrize("first, second", [("import chaospy", INPUTS), (INPUTS, "import chaospy")])
+def test_a_warning_logged_after_chaospy_loaded_reaches_stderr(first, second):
+    """chaospy's import sends the root logger to /dev/null: uqkit's own warnings (a batch that
+    raised, a Dask cluster without a worker) were never seen, in either import order."""
+    err = _stderr(f"import logging; {first}; {second}; "
+                  "logging.getLogger('uqkit').warning('uqkit: seen'); "
+                  "logging.getLogger('uqkit').info('uqkit: not seen at the default level')")
+    assert err.strip().splitlines() == ["uqkit: seen"], err
+
+
+def test_a_batch_that_raised_is_told_on_stderr_in_a_study_of_random_inputs():
+    """The property a user meets: propagate over RandomInputs' samples (chaospy loaded) says
+    on stderr that a batch raised and its rows were run one by one."""
+    err = _stderr(
+        "import numpy as np; from uqkit import propagate, sample; "
+        "from uqkit.inputs import RandomInputs\n"
+        "def g(X):\n"
+        "    if len(X) > 1: raise RuntimeError('a batch')\n"
+        "    return X[:, :1]\n"
+        "s = sample(RandomInputs.from_spec({'a': 'normal(0, 1)'}), 8, seed=1)\n"
+        "propagate(g, s, executor='serial', progress=False)")
+    assert "batch calls of the model raised (most often RuntimeError: a batch)" in err, err
+
+
+def test_a_chaospy_log_file_the_user_asked_for_is_kept(tmp_path):
+    log = tmp_path / "chaospy.log"
+    _stderr(f"import logging; {INPUTS}; logging.getLogger('x').debug('kept at debug')",
+            NUMPOLY_LOGPATH=str(log))  # numpoly's, imported by chaospy, is the call that counts
+    assert "kept at debug" in log.read_text()

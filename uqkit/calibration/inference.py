@@ -28,6 +28,7 @@ fails is wrong if the measurements lie there).
 
 May import the rest of :mod:`uqkit`.
 """
+import logging
 import os
 import time
 import warnings
@@ -364,7 +365,16 @@ def _emcee(evaluate, names, n_samples, rng, options):
                      .astype(int))
     u = chain[rows].reshape(-1, dim)[:n_samples]
     extra = blobs[rows].reshape(len(rows) * walkers, -1)[:n_samples]
-    tau = sampler.get_autocorr_time(discard=burn, quiet=True)
+    # emcee logs (quiet=True) that a chain under 50 autocorrelation times gives a rough tau,
+    # at the defaults every time; uqkit judges the run by its own checks below, and reports
+    # tau and the effective draws
+    autocorr_log = logging.getLogger("emcee.autocorr")
+    level = autocorr_log.level
+    autocorr_log.setLevel(logging.ERROR)
+    try:
+        tau = sampler.get_autocorr_time(discard=burn, quiet=True)
+    finally:
+        autocorr_log.setLevel(level)
     # on the chains thinned by the autocorrelation time: over correlated steps the split
     # R-hat of walkers that mixed grows as sqrt(1 + 2 tau / steps) (1.10-1.11 on an 8-D
     # Gaussian at the defaults, in a review)

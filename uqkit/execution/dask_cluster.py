@@ -110,9 +110,10 @@ class DaskExecutor(Executor):
         self._warn_at = 2 * waited
         why = ("has no worker" if not isinstance(workers, str)
                else f"does not answer ({workers})")
-        log.warning("uqkit: the Dask cluster at %s %s, for %.0f s now; %d chunks of runs "
-                    "wait. Start a worker (dask worker %s), or press Ctrl-C (a store keeps the "
+        log.warning("uqkit: the Dask cluster at %s %s, for %.0f s now; %d %s of runs "
+                    "%s. Start a worker (dask worker %s), or press Ctrl-C (a store keeps the "
                     "finished runs)", self.address, why, waited, pending,
+                    "chunk" if pending == 1 else "chunks", "waits" if pending == 1 else "wait",
                     self.address)
 
 

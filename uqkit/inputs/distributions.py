@@ -45,7 +45,9 @@ from dataclasses import dataclass
 import chaospy
 import numpy as np
 
-from ..dependencies import check_numpoly_numpy
+from ..dependencies import check_numpoly_numpy, undo_chaospy_logging
+
+undo_chaospy_logging()  # chaospy's import sent every library's logged warnings to /dev/null
 
 __all__ = ["EULER_GAMMA", "Family", "FAMILIES", "parse_distribution"]
 

@@ -70,9 +70,10 @@ def test_a_cluster_with_workers_is_never_warned_about(caplog):
 def test_a_scheduler_that_does_not_answer_is_named(caplog):
     ex = DaskExecutor(_Client([OSError("connection refused")] * 2), "tcp://h:1", silence=5)
     with caplog.at_level(logging.WARNING, logger="uqkit"):
-        ex.waiting(2, now=0)
-        ex.waiting(2, now=6)
-    assert "does not answer (OSError: connection refused), for 6 s" in _warnings(caplog)[0]
+        ex.waiting(1, now=0)
+        ex.waiting(1, now=6)
+    assert "does not answer (OSError: connection refused), for 6 s now; 1 chunk of runs " \
+        "waits" in _warnings(caplog)[0]
 
 
 def test_a_short_gap_between_workers_is_not_warned_about(caplog):
