@@ -6,14 +6,16 @@ Subcommands, each registered through the ``uqkit.commands`` entry point group:
     study   run one of the paper's studies (the ``studies`` package)
 
 Bad input exits with code 2 and a one-line message on stderr; Ctrl-C exits with code 130
-after saving what finished. Imports the standard library and :mod:`uqkit.execution` only.
+after saving what finished; each warning is one line (:func:`one_line_warnings`). Imports
+the standard library and :mod:`uqkit.execution` only.
 """
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 
-__all__ = ["COMMANDS", "UsageError", "Parser", "check_output_dir", "build_parser", "main",
-           "command"]
+__all__ = ["COMMANDS", "UsageError", "Parser", "check_output_dir", "build_parser",
+           "one_line_warnings", "main", "command"]
 
 #: Entry point group of further subcommands: each is ``add(subparsers)``.
 COMMANDS = "uqkit.commands"
@@ -72,6 +74,26 @@ def build_parser():
     return parser
 
 
+@contextmanager
+def one_line_warnings():
+    """Python's warnings printed as one line, ``uqkit: CATEGORY: MESSAGE``, while the block
+    runs: without the file, line number and source line of the call that warned, which are
+    uqkit's own and say nothing to a user of the command (a recorded warning, as in
+    ``pytest.warns``, is not affected)."""
+    import warnings
+
+    earlier = warnings.formatwarning
+
+    def one_line(message, category, filename, lineno, line=None):
+        return f"uqkit: {category.__name__}: {message}\n"
+
+    warnings.formatwarning = one_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = earlier
+
+
 def main(argv=None):
     """Entry point of the ``uqkit`` command; returns the exit code."""
     from ..execution.dask_cluster import MissingDependencyError
@@ -79,7 +101,8 @@ def main(argv=None):
 
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        with one_line_warnings():
+            return args.func(args)
     except (UsageError, MissingDependencyError) as exc:
         print(str(exc).replace("\n", " "), file=sys.stderr)
         return 2

@@ -25,7 +25,17 @@ from .executors import check_picklable, make_executor
 from .identity import identity_key
 from .propagation import default_workers, propagate_batch
 
-__all__ = ["ModelRunner"]
+__all__ = ["FailedRunsError", "ModelRunner"]
+
+
+class FailedRunsError(ValueError):
+    """Rows of an analysis's batch failed (an analysis needs every run's outputs); the
+    message names how many, why, and the first failing input row. ``failed`` and ``runs``
+    count the batch's failed rows and its rows."""
+
+    def __init__(self, message, failed, runs):
+        super().__init__(message)
+        self.failed, self.runs = failed, runs
 
 
 class ModelRunner:
@@ -89,7 +99,8 @@ class ModelRunner:
         """(n, k) outputs of the model on the (n, d) physical inputs ``X``.
 
         Raises:
-            ValueError: some rows failed (non-finite output, raised, bad status).
+            FailedRunsError: some rows failed (non-finite output, raised, bad status); a
+                ValueError.
         """
         if self._ex is None:
             raise RuntimeError("use ModelRunner inside a with block")
@@ -108,6 +119,7 @@ class ModelRunner:
             bad = np.flatnonzero(~res.ok)
             first = dict(zip(self.inputs.names, X[bad[0]].tolist()))
             reasons = "; ".join(f"{c} x {r}" for r, c in res.failures().most_common(3))
-            raise ValueError(f"the model returned NaN or failed on {len(bad)} of {len(X)} rows "
-                             f"({reasons}); first failing input row {int(bad[0])}: {first}")
+            raise FailedRunsError(f"the model returned NaN or failed on {len(bad)} of "
+                                  f"{len(X)} rows ({reasons}); first failing input row "
+                                  f"{int(bad[0])}: {first}", len(bad), len(X))
         return res.outputs

@@ -48,11 +48,13 @@ def add_run(sub):
                        "uqkit.external.config for the file's format.")
     p.add_argument("config", metavar="CONFIG.toml", help="the study file")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--n", type=int, help="Monte Carlo runs (default: the file's [sampling] n)")
+    p.add_argument("--n", type=int,
+                   help="Monte Carlo runs (default: the file's [sampling] n, else 100)")
     p.add_argument("--seed", type=int, help="sampling seed (default: the file's, else 0)")
-    p.add_argument("--workers", type=int,
-                   help="local processes (default: cores // the model's cores_per_run)")
-    p.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler's address instead")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int,
+                       help="local processes (default: cores // the model's cores_per_run)")
+    where.add_argument("--dask", metavar="ADDRESS", help="a Dask scheduler's address instead")
     p.add_argument("--retry-failed", choices=RETRY_CHOICES, default="errors",
                    help="which failed runs in --out a rerun makes again: errors (a run that "
                    "raised, default), all (also a timeout or a program's exit code) or none")
@@ -89,7 +91,6 @@ def _run(args):
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"uqkit run: --workers must be >= 1, got {args.workers}")
     out = Path(args.out)
-    check_output_dir(out, "uqkit run: --out")
     template = getattr(config.model, "template", None)
     folder = getattr(template, "path", None)
     if folder is not None and folder.is_dir() and out.resolve().is_relative_to(folder):
@@ -112,6 +113,7 @@ def _run(args):
         raise UsageError(f"uqkit run: {config.path}: the names {clash} would be two columns of "
                          "runs.csv (an output named like an input, or an input or output "
                          "named 'status' or 'reason', runs.csv's own): rename them")
+    check_output_dir(out, "uqkit run: --out")  # made once nothing is refused before the runs
     if args.dask:  # the study's own modules go to the cluster's workers by value
         from .config import send_by_value
 
@@ -134,6 +136,9 @@ def _run(args):
     write_json(out / "summary.json", summary, finite=True)
     print(res.summary())
     _print_statistics(summary)
+    if sampling["rule"] != "random" and summary["ok"] > 1:
+        print(f"(+-: the standard error of {summary['ok']} independent draws, std/sqrt(n); "
+              f"that of this {sampling['rule']} sample is usually smaller)")
     if not res.ok.any():  # no statistics and no analysis: a failed study, not a result
         reason, count = res.failures().most_common(1)[0]
         print(f"uqkit run: error: every one of the {len(res.status)} runs failed ({count} x "
@@ -143,11 +148,34 @@ def _run(args):
         print(f"uqkit run: warning: {res.n_failed} of {len(res.status)} runs failed (reasons "
               f"in {out / 'runs.csv'}); the statistics are over the runs that succeeded, "
               "which is biased if failures depend on the inputs", file=sys.stderr)
-    if config.sobol is not None:
-        _sobol(config, out, execution)
-    if config.failure is not None:
-        _failure(config, out, execution)
-    return 0
+    # an analysis that cannot be made for failed runs says so; the other is still made
+    done = [config.sobol is None or _analysis(_sobol, "sobol", config, out, execution),
+            config.failure is None or _analysis(_failure, "failure", config, out, execution)]
+    return 0 if all(done) else 1
+
+
+#: What to do where an analysis stopped on failed runs, per analysis.
+FAILED_RUNS_REMEDY = {
+    "sobol": "Sobol' indices need every run of their sample: make the program succeed there "
+             "(or narrow the inputs to where it does) and rerun, which keeps the finished runs",
+    "failure": "a failure probability needs every run's output: make the program succeed "
+               "there (a run that fails as the structure collapses can write an output past "
+               "the limit instead of failing) and rerun, which keeps the finished runs",
+}
+
+
+def _analysis(make, name, config, out, execution):
+    """Make one analysis (``make``: :func:`_sobol` or :func:`_failure`); False, with a message
+    on stderr, where it stopped on failed runs (the runs and other files stay written)."""
+    from ..execution.runner import FailedRunsError
+
+    try:
+        make(config, out, execution)
+    except FailedRunsError as exc:
+        print(f"uqkit run: [{name}] not made: {exc}. {FAILED_RUNS_REMEDY[name]}",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def _remove_results(out):
@@ -180,6 +208,7 @@ def _print_statistics(summary):
 
 
 def _sobol(config, out, execution):
+    from ..execution.runner import FailedRunsError
     from ..sensitivity import sobol_indices
 
     settings = config.sobol
@@ -190,6 +219,8 @@ def _sobol(config, out, execution):
                           bootstrap=settings["bootstrap"], seed=settings["seed"], store=store,
                           **execution)
     except ValueError as exc:
+        if isinstance(exc, FailedRunsError):
+            raise
         raise ValueError(f"[sobol] {exc}") from None
     write_json(out / "sobol.json", s.to_dict(), finite=True)
     names = config.model.output_names
@@ -202,6 +233,7 @@ def _sobol(config, out, execution):
 
 
 def _failure(config, out, execution):
+    from ..execution.runner import FailedRunsError
     from ..reliability import failure_probability
     from .config import FAILURE_KEYS, Margin
 
@@ -216,6 +248,8 @@ def _failure(config, out, execution):
         r = failure_probability(g, config.inputs, method=settings["method"],
                                 seed=settings["seed"], store=store, **execution, **options)
     except ValueError as exc:
+        if isinstance(exc, FailedRunsError):
+            raise
         raise ValueError(f"[failure] {exc}") from None
     write_json(out / "failure.json", {**r.to_dict(), "settings": settings}, finite=True)
     side = f"< {settings['below']}" if "below" in settings else f"> {settings['above']}"

@@ -168,7 +168,7 @@ def test_failed_runs_are_reported_before_an_analysis_that_stops_on_them(tmp_path
     err = capsys.readouterr().err
     assert "runs failed" in err and "biased" in err
     assert err.index("runs failed") < err.index("the model returned NaN or failed")
-    assert code == 2
+    assert code == 1  # the analysis not made: a run-time outcome, not a bad study file (2)
 
 
 def test_an_output_named_like_an_input_is_refused_before_any_run(tmp_path, capsys):
@@ -312,3 +312,63 @@ def test_a_refused_rerun_leaves_the_earlier_result_files(tmp_path, capsys):
     assert main(["run", str(config), *out, "--seed", "8"]) == 2
     assert (tmp_path / "out" / "summary.json").read_text() == before
     assert (tmp_path / "out" / "runs.csv").exists()
+
+
+def test_analyses_stopped_by_failed_runs_exit_1_with_a_remedy_and_keep_the_runs(tmp_path,
+                                                                                 capsys):
+    """Sobol' indices and a failure probability need every run: where some failed, each
+    analysis says it was not made and what to do, the other is still tried, the runs' files
+    stay, and the exit code is 1 (a run-time outcome, not 2, a bad study file)."""
+    text = GOOD.replace('method = "form"', 'method = "mc"\nn = 200') + \
+        "\n[sobol]\nn = 16\n"
+    config = _study(tmp_path, text,
+                    "awk 'BEGIN { if ({{ a }} > 4) exit 3; "
+                    "printf \"y %.17g\\n\", {{ a }} + {{ b }} }'\n"
+                    "echo z > out.csv; echo 1 >> out.csv\n")
+    code = main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    for name in ("sobol", "failure"):
+        line = next(x for x in err.splitlines() if x.startswith(f"uqkit run: [{name}] not made"))
+        assert "failed on" in line and "no match of" in line and "rerun" in line, line
+    assert (tmp_path / "out" / "runs.csv").exists() and (tmp_path / "out" /
+                                                        "summary.json").exists()
+    assert not (tmp_path / "out" / "sobol.json").exists()
+
+
+def test_a_warning_of_the_command_is_one_line_without_uqkits_source(tmp_path):
+    """Python's format printed uqkit's file, line number and source line under each warning
+    (``s = sobol_indices(config.model, ...``), which say nothing to a user of the command."""
+    import subprocess
+    import sys
+
+    config = _study(tmp_path, GOOD.replace("n = 64", "n = 8").split("[failure]")[0])
+    out = subprocess.run([sys.executable, "-m", "uqkit.cli", "run", str(config), "--out",
+                          str(tmp_path / "out"), "--no-progress"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stderr.strip().splitlines()
+    assert any(x.startswith("uqkit: UserWarning: describe: only 8 values") for x in lines), lines
+    assert not any(".py:" in x or "describe(" in x for x in lines), lines
+
+
+def test_a_refused_study_leaves_no_out_folder(tmp_path, capsys):
+    config = _study(tmp_path, GOOD.replace("[outputs.z]", "[outputs.a]"))
+    assert main(["run", str(config), "--out", str(tmp_path / "new"), "--no-progress"]) == 2
+    assert not (tmp_path / "new").exists()
+
+
+def test_workers_and_dask_exclude_each_other(tmp_path, capsys):
+    """Both were taken, and --workers was ignored without a word."""
+    config = _study(tmp_path)
+    code = main(["run", str(config), "--out", str(tmp_path / "out"), "--workers", "2",
+                 "--dask", "tcp://127.0.0.1:1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "not allowed with argument" in err, err
+
+
+def test_the_error_of_an_lhs_mean_is_said_to_be_that_of_independent_draws(tmp_path, capsys):
+    config = _study(tmp_path, GOOD.split("[failure]")[0])
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    assert "(+-: the standard error of 64 independent draws, std/sqrt(n); that of this lhs " \
+        "sample is usually smaller)" in capsys.readouterr().out
