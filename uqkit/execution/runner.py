@@ -46,19 +46,25 @@ class ModelRunner:
     sub-directories (one per batch, named by the caller's ``tag`` or ``call-00000``, ...)
     are propagate stores.
 
+    ``failed_value``: None (a failed row raises :class:`FailedRunsError`), or the value
+    every output of a failed row takes instead (a reliability analysis that counts a failed
+    run as a failure: ``-inf``).
+
     Attributes:
         runs: rows run so far (computed, loaded from the store, or taken from the answers
             an interrupted run had kept).
         computed: rows computed now (neither loaded nor taken).
+        failed: failed rows given ``failed_value``.
     """
 
     def __init__(self, model, inputs, executor="local", workers=None, dask=None,
-                 chunk_size=None, store=None, settings=None, progress=False):
+                 chunk_size=None, store=None, settings=None, progress=False,
+                 failed_value=None):
         self.model, self.inputs = model, inputs
         self.executor, self.workers, self.dask = executor, workers, dask
         self.chunk_size, self.store, self.settings = chunk_size, store, dict(settings or {})
-        self.progress = progress
-        self.runs = self.computed = self.calls = 0
+        self.progress, self.failed_value = progress, failed_value
+        self.runs = self.computed = self.calls = self.failed = 0
         self._cm = self._ex = self._key = None
 
     def __enter__(self):
@@ -99,8 +105,8 @@ class ModelRunner:
         """(n, k) outputs of the model on the (n, d) physical inputs ``X``.
 
         Raises:
-            FailedRunsError: some rows failed (non-finite output, raised, bad status); a
-                ValueError.
+            FailedRunsError: some rows failed (non-finite output, raised, bad status) and
+                there is no ``failed_value``; a ValueError.
         """
         if self._ex is None:
             raise RuntimeError("use ModelRunner inside a with block")
@@ -115,6 +121,9 @@ class ModelRunner:
                               progress=self.progress, model_key=self._key)
         self.runs += len(X)
         self.computed += res.computed
+        if res.n_failed and self.failed_value is not None:
+            self.failed += res.n_failed
+            return np.where(res.ok[:, None], res.outputs, self.failed_value)
         if res.n_failed:
             bad = np.flatnonzero(~res.ok)
             first = dict(zip(self.inputs.names, X[bad[0]].tolist()))

@@ -159,8 +159,9 @@ FAILED_RUNS_REMEDY = {
     "sobol": "Sobol' indices need every run of their sample: make the program succeed there "
              "(or narrow the inputs to where it does) and rerun, which keeps the finished runs",
     "failure": "a failure probability needs every run's output: make the program succeed "
-               "there (a run that fails as the structure collapses can write an output past "
-               "the limit instead of failing) and rerun, which keeps the finished runs",
+               "there, or, where a run fails as the structure collapses, count failed runs "
+               "as failures (failed_runs = \"failure\" in [failure], methods mc and "
+               "subset), and rerun, which keeps the finished runs",
 }
 
 
@@ -254,5 +255,7 @@ def _failure(config, out, execution):
     write_json(out / "failure.json", {**r.to_dict(), "settings": settings}, finite=True)
     side = f"< {settings['below']}" if "below" in settings else f"> {settings['above']}"
     ci = f" [{r.ci[0]:.3g}, {r.ci[1]:.3g}]" if np.isfinite(r.ci).all() else ""
+    counted = r.info.get("failed_runs")
+    counted = f"; {counted} failed runs counted as failures" if counted else ""
     print(f"P[{settings['output']} {side}] = {r.pf:.4g}{ci} by {r.method} "
-          f"({r.model_runs} runs)")
+          f"({r.model_runs} runs{counted})")

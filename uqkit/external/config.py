@@ -408,8 +408,8 @@ def _failure(section, output_names, where):
     if len(limits) != 1:
         from ..reliability.api import METHODS, method_options
 
-        options = set(FAILURE_KEYS) | set(method_options(settings["method"])) \
-            if settings["method"] in METHODS else set(FAILURE_KEYS)
+        options = set(FAILURE_KEYS) | {"failed_runs"} | set(method_options(
+            settings["method"])) if settings["method"] in METHODS else set(FAILURE_KEYS)
         unknown = sorted(set(settings) - options)
         raise ConfigError(f"{where}: give exactly one of below or above (failure when the "
                           f"output is below or above it), got {limits or 'none'}"
@@ -423,7 +423,8 @@ def _failure(section, output_names, where):
     if settings["method"] not in METHODS:
         raise ConfigError(f"{where} method = {settings['method']!r} is not one of "
                           f"{', '.join(METHODS)}")
-    allowed = set(method_options(settings["method"])) - {"form_result"}
+    # failure_probability's own failed_runs, and the method's options
+    allowed = set(method_options(settings["method"])) - {"form_result"} | {"failed_runs"}
     _known({k: v for k, v in settings.items() if k not in FAILURE_KEYS}, allowed, where,
            f"option of method {settings['method']!r}")
     return settings

@@ -5,6 +5,7 @@ module of the package.
 """
 import inspect
 import time
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,8 @@ from .result import ReliabilityResult
 from .simulation import importance_sampling, monte_carlo
 from .subset import subset_simulation
 
-__all__ = ["METHODS", "method_options", "failure_probability"]
+__all__ = ["METHODS", "FAILED_RUNS", "COUNTING_METHODS", "method_options",
+           "failure_probability"]
 
 #: The methods by name.
 METHODS = {"mc": monte_carlo, "form": form, "sorm": sorm, "is": importance_sampling,
@@ -40,9 +42,17 @@ def method_options(method):
     return allowed
 
 
+#: ``failed_runs`` choices of :func:`failure_probability`.
+FAILED_RUNS = ("raise", "failure")
+#: The methods that may count a failed run as a failure: an indicator of g <= 0 is all they
+#: take from a run (FORM's and SORM's gradients, importance sampling's design point and the
+#: active learner's surrogate need every run's value).
+COUNTING_METHODS = ("mc", "subset")
+
+
 def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="local",
                         workers=None, dask=None, chunk_size=None, store=None, progress=False,
-                        **options):
+                        failed_runs="raise", **options):
     """Failure probability P[g(X) <= 0] of a limit state over random inputs.
 
     Args:
@@ -54,6 +64,11 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
         executor, workers, dask, chunk_size, progress: as in :func:`uqkit.propagate`.
         store: a directory; each batch of model runs is stored in a sub-directory, so a
             killed analysis resumes without recomputing.
+        failed_runs: ``"raise"`` (a run that fails stops the analysis with
+            :class:`~uqkit.execution.runner.FailedRunsError`, naming it), or ``"failure"``
+            (``mc`` and ``subset``: a run that fails counts as a failure, g = -inf; the
+            conservative reading of a solver that stops as the structure collapses). The
+            count is ``info["failed_runs"]``, and a warning says it.
         **options: the method's options: ``mc``: n, level, batch, target_cov, max_runs;
             ``form``: u0, tol, max_iter, fd, fd_step, max_halvings, algorithm; ``sorm``:
             form_result, formula, hessian_step and FORM's; ``is``: n, level, form_result,
@@ -86,13 +101,26 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for method {method!r}; options: "
                          f"{allowed}")
+    if failed_runs not in FAILED_RUNS:
+        raise ValueError(f"failed_runs must be one of {FAILED_RUNS}, got {failed_runs!r}")
+    if failed_runs == "failure" and method not in COUNTING_METHODS:
+        raise ValueError(f"failed_runs='failure' is for the methods {COUNTING_METHODS}, not "
+                         f"{method!r}, which needs every run's value of g")
     runner = ModelRunner(g, inputs, executor, workers, dask, chunk_size, store,
                          settings={"analysis": "reliability", "method": method, "seed": seed},
-                         progress=progress)
+                         progress=progress,
+                         failed_value=-np.inf if failed_runs == "failure" else None)
     with runner:
         ls = LimitState(runner, inputs, system)
         fields = func(ls, np.random.default_rng(seed), **options)
     extra = fields.pop("extra_runs", 0)
     fields.setdefault("info", {})["computed_runs"] = runner.computed
+    if failed_runs == "failure":
+        fields["info"]["failed_runs"] = runner.failed
+        if runner.failed:
+            warnings.warn(f"{runner.failed} of {runner.runs} runs failed and were counted as "
+                          "failures (failed_runs='failure'): Pf is an upper estimate where "
+                          "runs fail for other reasons than the structure's", UserWarning,
+                          stacklevel=2)
     return ReliabilityResult(model_runs=runner.runs + extra, method=method,
                              seconds=time.perf_counter() - t0, **fields)

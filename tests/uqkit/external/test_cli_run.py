@@ -372,3 +372,30 @@ def test_the_error_of_an_lhs_mean_is_said_to_be_that_of_independent_draws(tmp_pa
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
     assert "(+-: the standard error of 64 independent draws, std/sqrt(n); that of this lhs " \
         "sample is usually smaller)" in capsys.readouterr().out
+
+
+FAILING = ("awk 'BEGIN { if ({{ a }} > 4) exit 3; "
+           "printf \"y %.17g\\n\", {{ a }} + {{ b }} }'\necho z > out.csv; echo 1 >> out.csv\n")
+
+
+def test_failed_runs_counted_as_failures_from_the_study_file(tmp_path, capsys):
+    """A program that fails where y > 4 + b (inside the failure domain y > 6 or near it):
+    ``failed_runs = "failure"`` counts its failed runs as failures, and says how many."""
+    text = GOOD.replace('method = "form"', 'method = "mc"\nn = 400\nfailed_runs = "failure"')
+    config = _study(tmp_path, text, FAILING)
+    code = main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    line = next(x for x in captured.out.splitlines() if x.startswith("P[y > 6.0]"))
+    assert "failed runs counted as failures" in line, line
+    failure = json.loads((tmp_path / "out" / "failure.json").read_text())
+    assert failure["info"]["failed_runs"] > 0 and failure["settings"]["failed_runs"] == "failure"
+
+
+def test_counting_failed_runs_with_form_is_refused_before_any_run(tmp_path, capsys):
+    config = _study(tmp_path, GOOD.replace('method = "form"',
+                                           'method = "form"\nfailed_runs = "failure"'))
+    code = main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "failed_runs='failure' is for the methods" in err, err
+    assert not (tmp_path / "out" / "store").exists()

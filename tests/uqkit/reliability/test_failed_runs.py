@@ -1,0 +1,64 @@
+"""``failure_probability(..., failed_runs="failure")``: a run that fails counts as a failure
+(a solver that stops as the structure collapses). Where runs fail only inside the failure
+domain, that is exact: Monte Carlo's estimate must equal, bit for bit, the one of the same
+model without failing runs; subset simulation's, whose seeds are ordered by g (a failed
+run's -inf first), takes another path of the same law, so it must agree with the exact Pf
+within its own CoV."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from uqkit.execution.runner import FailedRunsError
+from uqkit.reliability import failure_probability
+from uqkit.reliability.problems import standard_normals
+
+
+def _g(X):
+    """A hyperplane at beta = 3.5 in 2-D: Pf = Phi(-3.5) = 2.33e-4."""
+    return 3.5 - X.sum(axis=1) / np.sqrt(2.0)
+
+
+def _g_failing(X):
+    """The same g, whose runs fail (NaN) deep in the failure domain (g < -0.3)."""
+    g = _g(X)
+    return np.where(g < -0.3, np.nan, g)
+
+
+def test_monte_carlo_counting_failed_runs_inside_the_failure_domain_is_exact():
+    inputs = standard_normals(2)
+    whole = failure_probability(_g, inputs, method="mc", n=200_000, seed=3,
+                                executor="serial")
+    with pytest.warns(UserWarning, match=r"runs failed and were counted as failures"):
+        counted = failure_probability(_g_failing, inputs, method="mc", n=200_000, seed=3,
+                                      executor="serial", failed_runs="failure")
+    assert counted.pf == whole.pf and counted.model_runs == whole.model_runs
+    # of the failures, those with g < -0.3 (12 of 37 with this seed)
+    assert 0 < counted.info["failed_runs"] < round(whole.pf * 200_000)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_subset_simulation_counting_failed_runs_agrees_with_the_exact_pf(seed):
+    exact = stats.norm.cdf(-3.5)
+    with pytest.warns(UserWarning, match=r"runs failed and were counted as failures"):
+        r = failure_probability(_g_failing, standard_normals(2), method="subset", n=1000,
+                                seed=seed, executor="serial", failed_runs="failure")
+    assert r.info["failed_runs"] > 0
+    assert abs(np.log(r.pf / exact)) < 2.5 * r.cov, (r.pf, exact, r.cov)
+
+
+def test_by_default_a_failed_run_stops_the_analysis_naming_it():
+    with pytest.raises(FailedRunsError, match="failed on"):
+        failure_probability(_g_failing, standard_normals(2), method="mc", n=200_000, seed=3,
+                            executor="serial")
+
+
+@pytest.mark.parametrize("method", ["form", "sorm", "is", "active"])
+def test_methods_that_need_every_value_of_g_refuse_to_count_failed_runs(method):
+    with pytest.raises(ValueError, match=r"failed_runs='failure' is for the methods"):
+        failure_probability(_g, standard_normals(2), method=method, executor="serial",
+                            failed_runs="failure")
+
+
+def test_a_bad_failed_runs_value_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"failed_runs must be one of .* got 'skip'"):
+        failure_probability(_g, standard_normals(2), failed_runs="skip", executor="serial")
