@@ -243,7 +243,9 @@ def _failure(config, out, execution):
     g = Margin(config.model, column, below=settings.get("below"), above=settings.get("above"))
     options = {k: v for k, v in settings.items() if k not in FAILURE_KEYS}
     # a store per settings: another limit or method is another analysis, refused in one store
-    key = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
+    # (failed_runs reads the same runs another way: the rerun that adds it keeps them)
+    runs = {k: v for k, v in settings.items() if k != "failed_runs"}
+    key = hashlib.sha256(json.dumps(runs, sort_keys=True, default=str).encode())
     store = out / "failure-store" / f"{settings['method']}-{key.hexdigest()[:12]}"
     try:
         r = failure_probability(g, config.inputs, method=settings["method"],

@@ -379,10 +379,14 @@ FAILING = ("awk 'BEGIN { if ({{ a }} > 4) exit 3; "
 
 
 def test_failed_runs_counted_as_failures_from_the_study_file(tmp_path, capsys):
-    """A program that fails where y > 4 + b (inside the failure domain y > 6 or near it):
-    ``failed_runs = "failure"`` counts its failed runs as failures, and says how many."""
-    text = GOOD.replace('method = "form"', 'method = "mc"\nn = 400\nfailed_runs = "failure"')
+    """A program that fails where a > 4 (y = a + b, failure y > 6: about as deep): the study
+    stops its analysis (exit 1, naming the remedy); with ``failed_runs = "failure"`` added,
+    the rerun counts the failed runs as failures, says how many, and makes no run again."""
+    text = GOOD.replace('method = "form"', 'method = "mc"\nn = 400')
     config = _study(tmp_path, text, FAILING)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 1
+    assert 'failed_runs = "failure"' in capsys.readouterr().err
+    config.write_text(text.replace("n = 400", 'n = 400\nfailed_runs = "failure"'))
     code = main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
@@ -390,6 +394,7 @@ def test_failed_runs_counted_as_failures_from_the_study_file(tmp_path, capsys):
     assert "failed runs counted as failures" in line, line
     failure = json.loads((tmp_path / "out" / "failure.json").read_text())
     assert failure["info"]["failed_runs"] > 0 and failure["settings"]["failed_runs"] == "failure"
+    assert failure["info"]["computed_runs"] == 0  # the 400 runs of the first try were kept
 
 
 def test_counting_failed_runs_with_form_is_refused_before_any_run(tmp_path, capsys):
