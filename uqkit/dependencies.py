@@ -19,7 +19,7 @@ nowhere, so Python no longer prints a warning that no handler takes
 that leaves its output to the application, went to /dev/null; the root's DEBUG level also made
 every library format its debug messages for nothing. :func:`undo_chaospy_logging` takes that
 handler away and puts back Python's default level, right after uqkit's first import of
-chaospy (:mod:`uqkit.inputs.distributions`), whichever imported chaospy first.
+chaospy (:func:`import_chaospy`), whichever imported chaospy first.
 
 Imports: the standard library; numpoly when the check runs.
 """
@@ -28,7 +28,8 @@ import os
 import warnings
 from importlib import metadata
 
-__all__ = ["NO_COMPILER_INSTALL", "check_numpoly_numpy", "undo_chaospy_logging"]
+__all__ = ["NO_COMPILER_INSTALL", "check_numpoly_numpy", "undo_chaospy_logging",
+           "import_chaospy"]
 
 #: The install of uqkit for a machine without a C compiler.
 NO_COMPILER_INSTALL = 'pip install -c constraints.txt -e ".[no-compiler]"'
@@ -68,12 +69,13 @@ def check_numpoly_numpy():
             f"{NO_COMPILER_INSTALL} (numpy<2.4 and numpoly<1.3)") from error
 
 
-def undo_chaospy_logging():
+def undo_chaospy_logging(level=None):
     """Remove the root logger's handler that chaospy's import added (through numpoly's),
-    which writes to ``os.devnull``, and put the root's level back to WARNING (Python's
-    default) where it had been set to DEBUG (see the module docstring). A log file the user
-    asked for (``NUMPOLY_LOGPATH``, ``CHAOSPY_LOGPATH``), or any other handler, is left
-    alone. Returns whether it removed one.
+    which writes to ``os.devnull``, and put back the root's ``level`` (the one it had before
+    that import; None: WARNING, Python's default, where the import left DEBUG). See the
+    module docstring. A log file the user asked for (``NUMPOLY_LOGPATH``,
+    ``CHAOSPY_LOGPATH``), or any other handler, is left alone. Returns whether it removed
+    one.
 
     >>> import chaospy  # noqa: F401 - its import configured the root logger
     >>> _ = undo_chaospy_logging()
@@ -87,6 +89,20 @@ def undo_chaospy_logging():
     for handler in ours:
         root.removeHandler(handler)
         handler.close()
-    if ours and root.level == logging.DEBUG:
-        root.setLevel(logging.WARNING)
+    if ours:
+        root.setLevel(level if level is not None else
+                      logging.WARNING if root.level == logging.DEBUG else root.level)
     return bool(ours)
+
+
+def import_chaospy():
+    """chaospy, imported without the logging set-up of its import
+    (:func:`undo_chaospy_logging`): the root logger keeps the level it had before, a DEBUG of
+    the user's included, where this is chaospy's first import."""
+    import sys
+
+    level = None if "chaospy" in sys.modules else logging.getLogger().level
+    import chaospy
+
+    undo_chaospy_logging(level)
+    return chaospy

@@ -87,3 +87,9 @@ def test_a_chaospy_log_file_the_user_asked_for_is_kept(tmp_path):
     _stderr(f"import logging; {INPUTS}; logging.getLogger('x').debug('kept at debug')",
             NUMPOLY_LOGPATH=str(log))  # numpoly's, imported by chaospy, is the call that counts
     assert "kept at debug" in log.read_text()
+
+
+def test_a_root_level_the_user_set_before_chaospy_loaded_is_kept():
+    err = _stderr(f"import logging; logging.getLogger().setLevel(logging.DEBUG); {INPUTS}; "
+                  "import sys; print(logging.getLogger().level, file=sys.stderr)")
+    assert err.strip().splitlines()[-1] == "10", err

@@ -3,7 +3,8 @@ the ``fe`` subcommand (:mod:`uqkit.cli.fe`). Every subcommand, ``fe`` included, 
 through the ``uqkit.commands`` entry point group; ``run`` comes from :mod:`uqkit.external` and
 ``study`` from the ``studies`` package.
 """
-from .app import COMMANDS, Parser, UsageError, build_parser, check_output_dir, command, main
+from .app import (COMMANDS, Parser, UsageError, build_parser, check_output_dir, command, main,
+                  one_line_warnings)
 
 __all__ = ["COMMANDS", "Parser", "UsageError", "build_parser", "check_output_dir", "command",
-           "main"]
+           "main", "one_line_warnings"]

@@ -4,8 +4,9 @@ A Dask scheduler holds tasks until a worker can take them: a cluster whose only 
 or one whose workers a batch queue has not started yet, leaves the study waiting with no
 word, its progress bar still. :class:`DaskExecutor` asks the scheduler, while chunks wait,
 how many workers it has (at most every :data:`WORKER_CHECK_SECONDS`), and logs a warning
-once the cluster has had none for :data:`NO_WORKER_SECONDS`, again each time that wait
-doubles, and a line when workers are back. It keeps waiting: an adaptive cluster starts its
+once the cluster has had none (or the scheduler does not answer) for
+:data:`NO_WORKER_SECONDS`, again each time that wait doubles, and a line when chunks finish
+again. It keeps waiting: an adaptive cluster starts its
 workers late, and a user may start one by hand. Ctrl-C stops the wait and keeps the finished
 runs.
 
@@ -73,6 +74,7 @@ class DaskExecutor(Executor):
         self._next_check = 0.0
         self._since = None  # monotonic time from which the cluster had no worker
         self._warn_at = None  # the wait, in seconds, at which the next warning is due
+        self._warned = False
 
     def submit(self, fn, /, *args, **kwargs):
         return self._executor.submit(fn, *args, **kwargs)
@@ -81,40 +83,51 @@ class DaskExecutor(Executor):
         self._executor.shutdown(wait=wait)
 
     def _workers(self):
-        """The cluster's workers now, or the reason the scheduler did not say."""
+        """The cluster's workers now (a number), or why the scheduler did not say (a str)."""
+        status = getattr(self.client, "status", "running")
+        if status != "running":  # a lost scheduler: the client reconnects, or has closed
+            return f"the client's connection is {status!r}"
         try:
             return len(self.client.scheduler_info()["workers"])
-        except Exception as exc:  # a lost scheduler: say so, as for no worker
+        except Exception as exc:  # noqa: BLE001 - whatever the reason, it is said
             return f"{type(exc).__name__}: {exc}"
 
-    def waiting(self, pending, now=None):
-        """Note that ``pending`` chunks still wait; warn if the cluster has had no worker
-        for ``silence`` seconds (then at twice that wait, four times, ...), and say when
-        workers are back."""
+    def waiting(self, pending, now=None, progressed=False):
+        """After a poll of the chunks: ``progressed`` if one finished (the cluster works),
+        else ``pending`` still wait. Warns once the cluster has had no worker for
+        ``silence`` seconds (then at twice that wait, four times, ...), and says when chunks
+        finish again."""
         now = time.monotonic() if now is None else now
+        if progressed:
+            self._over()
+            return
         if now < self._next_check:
             return
         self._next_check = now + WORKER_CHECK_SECONDS
         workers = self._workers()
-        if workers and isinstance(workers, int):
-            if self._warn_at is not None and self._warn_at > self.silence:
-                log.warning("uqkit: the Dask cluster at %s has %d workers again; the runs "
-                            "go on", self.address, workers)
-            self._since = self._warn_at = None
+        if not isinstance(workers, str) and workers > 0:
+            self._over()
             return
         if self._since is None:
             self._since, self._warn_at = now, self.silence
         waited = now - self._since
         if waited < self._warn_at:
             return
-        self._warn_at = 2 * waited
-        why = ("has no worker" if not isinstance(workers, str)
-               else f"does not answer ({workers})")
-        log.warning("uqkit: the Dask cluster at %s %s, for %.0f s now; %d %s of runs "
-                    "%s. Start a worker (dask worker %s), or press Ctrl-C (a store keeps the "
+        self._warn_at, self._warned = 2 * waited, True
+        why = "has no worker" if not isinstance(workers, str) else f"does not answer ({workers})"
+        one = pending == 1
+        log.warning("uqkit: the Dask cluster at %s %s, for %.0f s now; %d %s of runs %s. "
+                    "Start a worker (dask worker %s), or press Ctrl-C (a store keeps the "
                     "finished runs)", self.address, why, waited, pending,
-                    "chunk" if pending == 1 else "chunks", "waits" if pending == 1 else "wait",
-                    self.address)
+                    "chunk" if one else "chunks", "waits" if one else "wait", self.address)
+
+    def _over(self):
+        """The cluster works (again): a warned wait is said to be over, and a later one
+        counts from its own start."""
+        if self._warned:
+            log.warning("uqkit: the Dask cluster at %s runs the chunks again", self.address)
+        self._since = self._warn_at = None
+        self._warned = False
 
 
 @contextmanager
@@ -127,7 +140,8 @@ def dask_executor(address):
         client = Client(address, timeout=DASK_CONNECT_SECONDS) if own else address
     except OSError as exc:
         raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
-    where = address if own else getattr(client.scheduler, "address", "the client's cluster")
+    where = getattr(address, "scheduler_address", address) if own else \
+        getattr(client.scheduler, "address", "the client's cluster")  # a LocalCluster's too
     try:
         yield DaskExecutor(client, where)
     finally:

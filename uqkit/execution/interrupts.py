@@ -73,9 +73,9 @@ def check_interrupt():
 def iter_completed(futures, poll=SIGNAL_POLL, waiting=None):
     """Yield ``futures`` as they complete, like ``concurrent.futures.as_completed``, but wait
     in slices of ``poll`` seconds, and check for a dropped Ctrl-C (:func:`check_interrupt`)
-    after each. ``waiting(n)``, when given, is called after each slice in which none
-    completed, with the number still pending (a Dask executor's check for workers,
-    :meth:`uqkit.execution.dask_cluster.DaskExecutor.waiting`).
+    after each. ``waiting(n, progressed=...)``, when given, is called after each slice, with
+    the number still pending and whether one completed in it (a Dask executor's check for
+    workers, :meth:`uqkit.execution.dask_cluster.DaskExecutor.waiting`).
 
     Python runs signal handlers in the main thread only, and a signal may be delivered to any
     thread of the process: a Ctrl-C that lands in one of the pool's helper threads does not
@@ -88,6 +88,6 @@ def iter_completed(futures, poll=SIGNAL_POLL, waiting=None):
     while pending:
         check_interrupt()
         done, pending = wait(pending, timeout=poll, return_when=FIRST_COMPLETED)
-        if not done and waiting is not None:
-            waiting(len(pending))
+        if waiting is not None:
+            waiting(len(pending), progressed=bool(done))
         yield from done

@@ -37,6 +37,9 @@ class FailedRunsError(ValueError):
         super().__init__(message)
         self.failed, self.runs = failed, runs
 
+    def __reduce__(self):  # from a worker process: its three arguments, not the message alone
+        return type(self), (str(self), self.failed, self.runs)
+
 
 class ModelRunner:
     """Runs a model on batches of physical inputs through :func:`propagate`.
@@ -64,7 +67,7 @@ class ModelRunner:
         self.executor, self.workers, self.dask = executor, workers, dask
         self.chunk_size, self.store, self.settings = chunk_size, store, dict(settings or {})
         self.progress, self.failed_value = progress, failed_value
-        self.runs = self.computed = self.calls = self.failed = 0
+        self.runs = self.computed = self.calls = self.failed = self.succeeded = 0
         self._cm = self._ex = self._key = None
 
     def __enter__(self):
@@ -116,10 +119,15 @@ class ModelRunner:
         if self.store is not None:
             store = os.path.join(os.fspath(self.store), tag or f"call-{self.calls:05d}")
         self.calls += 1
+        # counting failed runs, a batch whose every run fails (an MCMC step deep in the
+        # failing zone) is an answer once a run has worked; before, the model may be broken
+        counting = self.failed_value is not None and self.succeeded > 0
         res = propagate_batch(self.model, Samples(X, self.inputs.names), self._ex,
                               chunk_size=self.chunk_size, store=store, settings=self.settings,
-                              progress=self.progress, model_key=self._key)
+                              progress=self.progress, model_key=self._key,
+                              stop_systematic=not counting)
         self.runs += len(X)
+        self.succeeded += int(res.ok.sum())
         self.computed += res.computed
         if res.n_failed and self.failed_value is not None:
             self.failed += res.n_failed

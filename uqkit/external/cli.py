@@ -113,6 +113,10 @@ def _run(args):
         raise UsageError(f"uqkit run: {config.path}: the names {clash} would be two columns of "
                          "runs.csv (an output named like an input, or an input or output "
                          "named 'status' or 'reason', runs.csv's own): rename them")
+    if args.dask:  # refused now, not after --out and its store are made
+        from ..execution.dask_cluster import dask_client_class
+
+        dask_client_class()
     check_output_dir(out, "uqkit run: --out")  # made once nothing is refused before the runs
     if args.dask:  # the study's own modules go to the cluster's workers by value
         from .config import send_by_value
@@ -136,9 +140,12 @@ def _run(args):
     write_json(out / "summary.json", summary, finite=True)
     print(res.summary())
     _print_statistics(summary)
-    if sampling["rule"] != "random" and summary["ok"] > 1:
+    from ..inputs.sampling import ALIASES
+
+    rule = ALIASES.get(str(sampling["rule"]).lower(), str(sampling["rule"]).lower())
+    if rule != "random" and summary["ok"] > 1:
         print(f"(+-: the standard error of {summary['ok']} independent draws, std/sqrt(n); "
-              f"that of this {sampling['rule']} sample is usually smaller)")
+              f"that of this {rule} sample is usually smaller)")
     if not res.ok.any():  # no statistics and no analysis: a failed study, not a result
         reason, count = res.failures().most_common(1)[0]
         print(f"uqkit run: error: every one of the {len(res.status)} runs failed ({count} x "

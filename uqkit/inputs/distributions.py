@@ -42,12 +42,11 @@ import math
 import re
 from dataclasses import dataclass
 
-import chaospy
 import numpy as np
 
-from ..dependencies import check_numpoly_numpy, undo_chaospy_logging
+from ..dependencies import check_numpoly_numpy, import_chaospy
 
-undo_chaospy_logging()  # chaospy's import sent every library's logged warnings to /dev/null
+chaospy = import_chaospy()  # without its import's logging set-up (to /dev/null)
 
 __all__ = ["EULER_GAMMA", "Family", "FAMILIES", "parse_distribution"]
 

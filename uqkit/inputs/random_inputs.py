@@ -14,10 +14,12 @@ Example:
 import re
 import warnings
 
-import chaospy
 import numpy as np
 
+from ..dependencies import import_chaospy
 from .distributions import parse_distribution  # noqa: F401 - part of this module's API
+
+chaospy = import_chaospy()  # loaded by .distributions already
 
 __all__ = ["COPULAS", "REFUSED_COPULAS", "BOUND_TOLERANCE", "CANCELLATION", "RandomInputs",
            "check_inputs"]

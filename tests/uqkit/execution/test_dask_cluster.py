@@ -47,8 +47,36 @@ def test_no_worker_is_warned_after_the_silence_then_at_each_doubling(caplog):
         assert "dask worker tcp://h:1" in first and "Ctrl-C" in first
         assert "for 61 s now" in second
         ex.waiting(5, now=64)  # a worker is back
-    assert "has 2 workers again" in _warnings(caplog)[-1]
+    assert "runs the chunks again" in _warnings(caplog)[-1]
     assert client.asked == 7
+
+
+def test_a_finished_chunk_ends_a_warned_wait_and_the_next_counts_from_its_own_start(caplog):
+    """The line that the runs go on came only from an idle poll that found workers, often
+    never (the chunks had finished before it), and a later batch's wait counted from the
+    earlier one's start."""
+    ex = DaskExecutor(_Client([0] * 4), "tcp://h:1", silence=30)
+    with caplog.at_level(logging.WARNING, logger="uqkit"):
+        ex.waiting(3, now=0)
+        ex.waiting(3, now=31)  # warned
+        ex.waiting(2, now=32, progressed=True)  # a chunk finished
+        assert "runs the chunks again" in _warnings(caplog)[-1]
+        ex.waiting(2, now=40)  # no worker again: a new wait, from 40 s
+        ex.waiting(2, now=60)
+    assert len(_warnings(caplog)) == 2
+
+
+def test_a_client_that_lost_its_scheduler_is_named_without_asking_it(caplog):
+    """The real client answers scheduler_info() from its cache once its scheduler is gone
+    (after a block of about 30 s): its status says it instead."""
+    client = _Client([])
+    client.status = "connecting"
+    ex = DaskExecutor(client, "tcp://h:1", silence=5)
+    with caplog.at_level(logging.WARNING, logger="uqkit"):
+        ex.waiting(1, now=0)
+        ex.waiting(1, now=6)
+    assert "does not answer (the client's connection is 'connecting')" in _warnings(caplog)[0]
+    assert client.asked == 0
 
 
 def test_the_scheduler_is_asked_at_most_every_check_interval():

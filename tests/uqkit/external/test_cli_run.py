@@ -404,3 +404,21 @@ def test_counting_failed_runs_with_form_is_refused_before_any_run(tmp_path, caps
     err = capsys.readouterr().err
     assert code == 2 and "failed_runs='failure' is for the methods" in err, err
     assert not (tmp_path / "out" / "store").exists()
+
+
+def test_a_random_rule_written_in_capitals_gets_no_note_on_its_error(tmp_path, capsys):
+    config = _study(tmp_path, GOOD.split("[failure]")[0].replace('rule = "lhs"',
+                                                                 'rule = "Random"'))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    assert "independent draws" not in capsys.readouterr().out
+
+
+def test_dask_without_distributed_leaves_no_out_folder(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    config = _study(tmp_path)
+    code = main(["run", str(config), "--out", str(tmp_path / "new"), "--dask",
+                 "tcp://127.0.0.1:1", "--no-progress"])
+    assert code == 2 and 'pip install "uqkit[dask]"' in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()

@@ -62,3 +62,39 @@ def test_methods_that_need_every_value_of_g_refuse_to_count_failed_runs(method):
 def test_a_bad_failed_runs_value_is_refused_by_name():
     with pytest.raises(ValueError, match=r"failed_runs must be one of .* got 'skip'"):
         failure_probability(_g, standard_normals(2), failed_runs="skip", executor="serial")
+
+
+def _g_failing_wide(X):
+    """g at beta = 3.5 whose runs fail wherever g < 1.5: subset's later levels lie in the
+    failing zone, where a few chains' whole MCMC step fails."""
+    g = _g(X)
+    return np.where(g < 1.5, np.nan, g)
+
+
+@pytest.mark.parametrize("seed", [5, 9, 10])
+def test_a_batch_that_fails_whole_after_runs_worked_is_counted_not_taken_for_a_broken_model(
+        seed):
+    """With 20 samples per level, a step of the 2 chains fell whole in the failing zone, and
+    propagate's check for a broken model (every run of a batch failing alike) stopped the
+    analysis with PropagationError (seeds 5, 9 and 10, in a review)."""
+    with pytest.warns(UserWarning, match=r"counted as failures"):
+        r = failure_probability(_g_failing_wide, standard_normals(2), method="subset", n=20,
+                                seed=seed, executor="serial", failed_runs="failure")
+    assert r.info["failed_runs"] > 0 and 0 < r.pf < 0.1
+
+
+def test_a_model_that_never_works_is_still_named_when_counting_failed_runs():
+    from uqkit.execution.propagation import PropagationError
+
+    with pytest.raises(PropagationError, match="every one of the first"):
+        failure_probability(lambda X: np.full(len(X), np.nan), standard_normals(2),
+                            method="mc", n=5000, executor="serial", failed_runs="failure")
+
+
+def test_the_failed_runs_error_survives_a_process_boundary():
+    """It pickled to FailedRunsError(message) alone, and a pool's caller got
+    BrokenProcessPool instead of the message."""
+    import pickle
+
+    err = pickle.loads(pickle.dumps(FailedRunsError("3 of 8 rows failed", 3, 8)))
+    assert (str(err), err.failed, err.runs) == ("3 of 8 rows failed", 3, 8)
