@@ -77,9 +77,11 @@ class DaskExecutor(Executor):
         self._warned = False
 
     def submit(self, fn, /, *args, **kwargs):
+        """``fn(*args, **kwargs)`` on the cluster: the client executor's future."""
         return self._executor.submit(fn, *args, **kwargs)
 
     def shutdown(self, wait=True, *, cancel_futures=False):
+        """Shut the client's executor down (the client stays open)."""
         self._executor.shutdown(wait=wait)
 
     def _workers(self):
