@@ -14,12 +14,12 @@ the ``no-compiler`` extra (``numpy<2.4`` and ``numpoly<1.3``) where none is.
 *chaospy's logging.* Importing chaospy imports numpoly, and each runs
 ``logging.basicConfig(level=DEBUG, filename=os.devnull)`` (numpoly first, so its call wins;
 ``NUMPOLY_LOGPATH`` names a file instead): the root logger gets a handler that writes to
-nowhere, so Python no longer prints a warning that no handler takes
-(its "last resort"), and every warning logged by uqkit, or by Dask, emcee and any other library
-that leaves its output to the application, went to /dev/null; the root's DEBUG level also made
-every library format its debug messages for nothing. :func:`undo_chaospy_logging` takes that
-handler away and puts back Python's default level, right after uqkit's first import of
-chaospy (:func:`import_chaospy`), whichever imported chaospy first.
+nowhere, so Python no longer prints a warning that no handler takes (its "last resort"), and
+every warning logged by uqkit, or by Dask, emcee and any other library that leaves its output
+to the application, went to /dev/null; the root's DEBUG level also made every library format
+its debug messages for nothing. :func:`undo_chaospy_logging` takes that handler away and puts
+back the root's level, right after uqkit's first import of chaospy (:func:`import_chaospy`),
+whichever imported chaospy first.
 
 Imports: the standard library; numpoly when the check runs.
 """

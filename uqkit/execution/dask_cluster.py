@@ -6,9 +6,8 @@ word, its progress bar still. :class:`DaskExecutor` asks the scheduler, while ch
 how many workers it has (at most every :data:`WORKER_CHECK_SECONDS`), and logs a warning
 once the cluster has had none (or the scheduler does not answer) for
 :data:`NO_WORKER_SECONDS`, again each time that wait doubles, and a line when chunks finish
-again. It keeps waiting: an adaptive cluster starts its
-workers late, and a user may start one by hand. Ctrl-C stops the wait and keeps the finished
-runs.
+again. It keeps waiting: an adaptive cluster starts its workers late, and a user may start one
+by hand. Ctrl-C stops the wait and keeps the finished runs.
 
 A worker that dies in a task is Dask's to handle: it runs the task again on another worker,
 and after ``distributed.scheduler.allowed-failures`` deaths marks it failed
@@ -57,8 +56,8 @@ def dask_client_class():
 class DaskExecutor(Executor):
     """A ``distributed.Client``'s executor that warns while its cluster has no worker.
 
-    :func:`uqkit.execution.interrupts.iter_completed` calls :meth:`waiting` at each poll
-    that finds no finished chunk.
+    :func:`uqkit.execution.interrupts.iter_completed` calls :meth:`waiting` after each poll
+    of the chunks.
 
     Args:
         client: a connected ``distributed.Client``.
