@@ -1,8 +1,10 @@
 """Thin adapters joining the stand-alone packages to uqkit's model protocol."""
+from contextlib import contextmanager
+
 import numpy as np
 
 __all__ = ["FEM_NOT_SOLVER", "FEM_SOLVER_MODULES", "MembraneModel", "SurrogateModel",
-           "make_surrogate"]
+           "feature_names", "quiet_feature_names", "make_surrogate"]
 
 #: fem's modules that do not compute a solve's result (the rest key its runs' stores).
 FEM_NOT_SOLVER = ("fem.plot", "fem.convergence")
@@ -88,20 +90,43 @@ class MembraneModel:
                 "fem_source": source_digest(FEM_SOLVER_MODULES)}
 
 
+def feature_names(surrogate):
+    """The column names a scikit-learn-style surrogate was fitted on (``feature_names_in_``,
+    set when it was fitted on a pandas DataFrame), or None."""
+    names = getattr(surrogate, "feature_names_in_", None)
+    return None if names is None else tuple(str(n) for n in names)
+
+
+@contextmanager
+def quiet_feature_names():
+    """A block in which scikit-learn does not warn that an array has no feature names: its
+    columns are in the order of the fit's names (:func:`feature_names`)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        yield
+
+
 class SurrogateModel:
     """A fitted surrogate with a scikit-learn ``predict`` (an array of predictive means) as a
-    uqkit model."""
+    uqkit model. Its inputs are ``input_names``, or, by default, the columns of the
+    DataFrame it was fitted on (:func:`feature_names`; it took them by position before, and
+    a surrogate fitted on E, P used on inputs P, E gave a mean of -326 for 5.0), or, for a
+    surrogate fitted on an array, the inputs' order."""
 
     def __init__(self, surrogate, input_names=None, output_names=None, **predict_kwargs):
         self.surrogate = surrogate
+        input_names = feature_names(surrogate) if input_names is None else input_names
         if input_names is not None:
             self.input_names = tuple(input_names)
         self.output_names = tuple(output_names or ())
         self.predict_kwargs = predict_kwargs
 
     def __call__(self, X):
-        return np.asarray(self.surrogate.predict(np.asarray(X, dtype=float),
-                                                 **self.predict_kwargs), dtype=float)
+        with quiet_feature_names():
+            return np.asarray(self.surrogate.predict(np.asarray(X, dtype=float),
+                                                     **self.predict_kwargs), dtype=float)
 
     def predict_with_variance(self, X):
         """``(mean, variance)`` of the surrogate's predictive distribution at X, each (n, k)
@@ -123,7 +148,8 @@ class SurrogateModel:
             return self(X).reshape(len(X), -1), None
         kwargs = {k: v for k, v in self.predict_kwargs.items() if k != "return_std"}
         try:
-            answer = self.surrogate.predict(X, return_std=True, **kwargs)
+            with quiet_feature_names():
+                answer = self.surrogate.predict(X, return_std=True, **kwargs)
         except TypeError:
             if "return_std" in params:
                 raise

@@ -58,6 +58,7 @@ import numpy as np
 from scipy import stats
 from scipy.stats import qmc
 
+from .adapters import SurrogateModel, feature_names, quiet_feature_names
 from .execution.runner import ModelRunner
 from .inputs.polynomials import basis_values, input_germs, total_degree_indices
 from .inputs.transforms import unit_to_x
@@ -490,6 +491,10 @@ def _unwrapped(surrogate, X, inputs):
     from .inputs.sampling import Samples
 
     inner = getattr(surrogate, "surrogate", None)
+    if hasattr(surrogate, "predict") and feature_names(surrogate) is not None:
+        # fitted on a DataFrame: its columns by name (they were taken by position, and a
+        # surrogate fitted on E, P gave P's index to E)
+        return surrogate, align_inputs(SurrogateModel(surrogate), Samples(X, inputs.names))[1]
     if hasattr(surrogate, "predict") or inner is None or not hasattr(inner, "predict"):
         return surrogate, X
     return inner, align_inputs(surrogate, Samples(X, inputs.names))[1]
@@ -573,7 +578,8 @@ def sobol_indices_surrogate(surrogate, inputs, n=2 ** 12, seed=0, function_draws
     d = inputs.dim
     X = unit_to_x(inputs, pick_freeze_design(d, n, seed))
     surrogate, X = _unwrapped(surrogate, X, inputs)
-    mean, draws = _surrogate_outputs(surrogate, X, function_draws)
+    with quiet_feature_names():
+        mean, draws = _surrogate_outputs(surrogate, X, function_draws)
     rng = np.random.default_rng(None if seed is None else [seed, 1])
     first, total, first_ci, total_ci = _saltelli_with_ci(mean, d, n, bootstrap, level, rng)
     fb = tb = None

@@ -74,7 +74,9 @@ class ModelOutput:
     batch failed, if it did, ``rows_rerun`` the rows then run one by one and ``traceback``
     the traceback of the first row that raised; ``seconds`` the wall time of the evaluation;
     ``kept`` the rows whose answers the model took from those an interrupted run had kept
-    (:mod:`uqkit.execution.kept_runs`) instead of running them. It unpacks and indexes as
+    (:mod:`uqkit.execution.kept_runs`) instead of running them; ``boolean`` whether the
+    model answered True/False (a failure indicator where a limit state's margin is asked
+    for). It unpacks and indexes as
     the ``(outputs, status, reasons)`` a model may return.
 
     >>> values, status, reasons = ModelOutput(np.ones((2, 1)), np.zeros(2), np.array(["ok"] * 2))
@@ -90,6 +92,7 @@ class ModelOutput:
     seconds: float = 0.0
     traceback: str = ""
     kept: int = 0
+    boolean: bool = False  # the model answered True/False, not numbers
 
     @property
     def ok(self):
@@ -197,12 +200,15 @@ def normalise_output(raw, n, k=None):
     if np.iscomplexobj(values):  # float() would drop the imaginary part without a word
         raise ValueError(f"the model returned complex outputs (dtype {values.dtype}): return "
                          "real numbers, the real part or the magnitude as you mean it")
+    boolean = values.dtype == bool
     values = values.astype(float)
     if values.ndim == 1:
         values = values[:, None]
     if values.ndim != 2 or values.shape[0] != n:
+        hint = ("; one row per output? return one row per run: np.column_stack([y1, y2, ...])"
+                if values.ndim == 2 and values.shape[1] == n else "")
         raise ValueError(f"the model returned outputs of shape {values.shape} for {n} rows; "
-                         f"expected (n, k) with n = {n}")
+                         f"expected (n, k) with n = {n}{hint}")
     status = np.zeros(n, dtype=np.int64) if status is None else np.asarray(status, np.int64)
     if status.shape != (n,):
         raise ValueError(f"the model returned a status of shape {status.shape}; expected ({n},)")
@@ -230,7 +236,24 @@ def normalise_output(raw, n, k=None):
     if failed.any():  # a failed row's outputs are not results: never pass them on as numbers
         values = values.copy()
         values[failed] = np.nan
-    return ModelOutput(values, status, reasons)
+    return ModelOutput(values, status, reasons, boolean=bool(boolean))
+
+
+def _transposed(model, X, context, raw):
+    """Whether the square (n, n) array a model returned for n > 1 rows holds one row per output
+    (``np.vstack([y1, y2])``, ``[y1, y2]``), which no shape check can tell from one row per
+    run: its answer for the first row alone is then (n, 1), one row per output. Costs one
+    further call of the model, on one row, only for a square plain array."""
+    values = raw[0] if isinstance(raw, tuple) and len(raw) in (2, 3) else raw
+    n = len(X)
+    if n < 2 or not isinstance(values, (np.ndarray, list)) or np.shape(values) != (n, n):
+        return False
+    try:
+        one = call_model(model, X[:1], None if context is None else context[0])
+    except Exception:  # noqa: BLE001 - no evidence either way; the batch's rows stand
+        return False
+    one = one[0] if isinstance(one, tuple) and len(one) in (2, 3) else one
+    return isinstance(one, (np.ndarray, list)) and np.shape(one) == (n, 1)
 
 
 def evaluate(model, X, context=None):
@@ -247,7 +270,12 @@ def evaluate(model, X, context=None):
     k = len(names) or None
     t0 = time.perf_counter()
     try:
-        out = normalise_output(by_name(call_model(model, X, context), names), len(X), k)
+        raw = call_model(model, X, context)
+        out = normalise_output(by_name(raw, names), len(X), k)
+        if _transposed(model, X, context, raw):
+            raise ValueError(f"the model returned its outputs as a ({len(X)}, {len(X)}) array "
+                             "one row per output, as its one-row answer shows; return (n, k), "
+                             "one row per run: np.column_stack([y1, y2, ...])")
         out.seconds = time.perf_counter() - t0
         return out
     except Exception as exc:  # noqa: BLE001 - isolated below, row by row

@@ -274,6 +274,7 @@ class _Run:
         self.width = None  # the number of outputs of the first successful runs
         self.probes = set()
         self.rows_rerun, self.batch_errors = 0, Counter()
+        self.boolean = False  # whether a chunk's outputs were True/False
         self.reporting = False  # whether the chunks come back with call_reporting's report
         # the model's identity key where a local pool was asked for: its chunks' costs are
         # recorded for the placement rule, and a batch run here is single-threaded as there
@@ -383,7 +384,8 @@ class _Run:
             seconds=time.perf_counter() - t0,
             output_names=tuple(getattr(self.model, "output_names", ())),
             compute_seconds=float(sum(p.seconds for p in parts)), rows_rerun=self.rows_rerun,
-            batch_errors=self.batch_errors, seconds_per_run=_median_row_seconds(parts))
+            batch_errors=self.batch_errors, seconds_per_run=_median_row_seconds(parts),
+            boolean_outputs=self.boolean)
 
     def _run(self, ex):
         order = self.order()
@@ -452,6 +454,7 @@ class _Run:
                            out.rows_rerun, out.seconds, out.traceback, out.kept)
 
     def _finish(self, i, out):
+        self.boolean = self.boolean or getattr(out, "boolean", False)
         out = self._same_width(out)
         rows = self.todo.pop(i)
         self.computed += len(out.status) - out.kept

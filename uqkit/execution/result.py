@@ -72,6 +72,7 @@ class PropagationResult:
             (NaN where no chunk has a time): the cost of one run on one worker, which a
             worker's first chunk (its imports, a JIT cache loaded: a second or more), counted
             in ``compute_seconds``, does not skew.
+        boolean_outputs: whether the model answered True/False in a chunk computed now.
     """
 
     inputs: Samples
@@ -86,6 +87,7 @@ class PropagationResult:
     rows_rerun: int = 0
     batch_errors: Counter = field(default_factory=Counter)
     seconds_per_run: float = float("nan")
+    boolean_outputs: bool = False
     kept: int = 0
 
     @property

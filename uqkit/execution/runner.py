@@ -51,7 +51,8 @@ class ModelRunner:
 
     ``failed_value``: None (a failed row raises :class:`FailedRunsError`), or the value
     every output of a failed row takes instead (a reliability analysis that counts a failed
-    run as a failure: ``-inf``).
+    run as a failure: ``-inf``). ``boolean``: a message with which a model that answers
+    True/False is refused (a reliability analysis, which needs a margin), or None.
 
     Attributes:
         runs: rows run so far (computed, loaded from the store, or taken from the answers
@@ -62,11 +63,11 @@ class ModelRunner:
 
     def __init__(self, model, inputs, executor="local", workers=None, dask=None,
                  chunk_size=None, store=None, settings=None, progress=False,
-                 failed_value=None):
+                 failed_value=None, boolean=None):
         self.model, self.inputs = model, inputs
         self.executor, self.workers, self.dask = executor, workers, dask
         self.chunk_size, self.store, self.settings = chunk_size, store, dict(settings or {})
-        self.progress, self.failed_value = progress, failed_value
+        self.progress, self.failed_value, self.boolean = progress, failed_value, boolean
         self.runs = self.computed = self.calls = self.failed = self.succeeded = 0
         self._cm = self._ex = self._key = None
 
@@ -129,6 +130,8 @@ class ModelRunner:
         self.runs += len(X)
         self.succeeded += int(res.ok.sum())
         self.computed += res.computed
+        if self.boolean and res.boolean_outputs:
+            raise ValueError(self.boolean)
         if res.n_failed and self.failed_value is not None:
             self.failed += res.n_failed
             return np.where(res.ok[:, None], res.outputs, self.failed_value)

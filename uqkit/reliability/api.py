@@ -42,6 +42,12 @@ def method_options(method):
     return allowed
 
 
+#: Why a limit state that answers True/False is refused: read as 1 and 0, its True (failed)
+#: is a safe margin, and Pf came out as 1 - Pf (0.921 for 0.079).
+BOOLEAN_G = ("g returned True/False: a limit state is a margin, <= 0 where the structure "
+             "fails (capacity - demand, say); a failure indicator read as 1 and 0 counts "
+             "the safe runs as failures. Return a margin, or 1.0 - fails as floats if an "
+             "indicator is all there is")
 #: ``failed_runs`` choices of :func:`failure_probability`.
 FAILED_RUNS = ("raise", "failure")
 #: The methods that may count a failed run as a failure: an indicator of g <= 0 is all they
@@ -109,7 +115,8 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
     runner = ModelRunner(g, inputs, executor, workers, dask, chunk_size, store,
                          settings={"analysis": "reliability", "method": method, "seed": seed},
                          progress=progress,
-                         failed_value=-np.inf if failed_runs == "failure" else None)
+                         failed_value=-np.inf if failed_runs == "failure" else None,
+                         boolean=BOOLEAN_G)
     with runner:
         ls = LimitState(runner, inputs, system)
         fields = func(ls, np.random.default_rng(seed), **options)

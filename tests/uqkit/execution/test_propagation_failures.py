@@ -670,3 +670,23 @@ def test_export_when_no_run_has_outputs(tmp_path):
     rows = list(csv.reader(open(tmp_path / "r.csv")))
     assert rows[0] == ["x0", "a", "b", "status", "reason"]
     assert rows[1][1:3] == ["", ""] and rows[1][4].startswith("raised ValueError: bad row")
+
+
+# outputs one row per output -------------------------------------------------------------------
+@pytest.mark.parametrize("stack", [np.vstack, list], ids=["vstack", "list"])
+def test_outputs_given_one_row_per_output_are_refused_also_when_square(stack):
+    """A model returning (k, n) was refused only where n != k: a chunk of exactly k rows was
+    read transposed and its runs counted as ok (a new user's walk-through)."""
+    def model(X):
+        return stack([X[:, 0] + X[:, 1], X[:, 0] - X[:, 1]])
+
+    X = np.array([[10.0, 5.0], [11.0, 4.0]])
+    with pytest.raises(PropagationError, match=r"one row per output\? .*np.column_stack"):
+        propagate(model, X, executor="serial", progress=False)
+
+
+def test_square_outputs_one_row_per_run_stand():
+    X = np.array([[10.0, 5.0], [11.0, 4.0]])
+    res = propagate(lambda X: np.column_stack([X[:, 0] + X[:, 1], X[:, 0] - X[:, 1]]), X,
+                    executor="serial", progress=False)
+    assert res.ok.all() and np.array_equal(res.outputs, [[15.0, 5.0], [15.0, 7.0]])

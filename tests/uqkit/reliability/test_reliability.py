@@ -513,3 +513,14 @@ def test_subset_target_missed_warns_at_the_callers_line():
     assert r.model_runs <= 1500 and not r.info["target_met"]
     from uqkit.reliability import method_options
     assert {"target_cov", "max_runs"} <= set(method_options("subset"))
+
+
+def test_a_limit_state_answering_true_false_is_refused_not_read_backwards():
+    """``X[:, 0] < X[:, 1] + 3`` (True: fails) was read as 1 and 0: Pf 0.921 for 0.079."""
+    inputs = normals(2)
+    with pytest.raises(ValueError, match=r"g returned True/False: a limit state is a margin"):
+        failure_probability(lambda X: X[:, 0] - X[:, 1] > 3, inputs, n=10_000,
+                            executor="serial")
+    as_floats = failure_probability(lambda X: 1.0 - (X[:, 0] - X[:, 1] > 3), inputs,
+                                    n=100_000, seed=1, executor="serial")
+    assert as_floats.ci[0] < stats.norm.sf(3 / np.sqrt(2)) < as_floats.ci[1]
