@@ -152,6 +152,10 @@ def _check_options(options, allowed, method):
 
 
 def _observed(observed):
+    if isinstance(observed, dict):  # numpy's float() error came from deep inside
+        raise ValueError(f"observed is a dict ({list(observed)[:3]}): give the measurements "
+                         "as an array, one column per model output in the model's order, a "
+                         "(k,) vector or (m, k) for m repeated measurements")
     Y = np.asarray(observed, dtype=float)
     Y = Y[None, :] if Y.ndim == 1 else Y
     if Y.ndim != 2 or Y.size == 0:

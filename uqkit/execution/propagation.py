@@ -196,11 +196,29 @@ def propagate_batch(model, samples, executor, chunk_size=None, store=None, setti
                           stop_systematic=stop_systematic)
 
 
+def _check_arguments(model, samples):
+    """Refuse, by name, the two mistakes propagate's arguments invite (numpy's "float()
+    argument must be ... not 'RandomInputs'" came from deep inside): the random inputs
+    where their sample belongs, as sobol_indices(model, inputs) takes them, and the two
+    arguments swapped."""
+    import sys
+
+    module = sys.modules.get("uqkit.inputs.random_inputs")  # unloaded: none was made
+    if module is not None and isinstance(samples, module.RandomInputs):
+        raise TypeError("propagate(model, samples) runs the model over a sample, not over the "
+                        "random inputs: propagate(model, sample(inputs, n, seed=...))")
+    if callable(samples) and not callable(model):
+        raise TypeError(f"propagate(model, samples): the model comes first; got a "
+                        f"{type(model).__name__} and then a callable "
+                        f"{type(samples).__name__}")
+
+
 def _propagate(model, samples, executor, workers, dask, chunk_size, store, settings, progress,
                retry_failed, place=False, model_key=None, stop_systematic=True):
     t0 = time.perf_counter()
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
+    _check_arguments(model, samples)
     samples, X = align_inputs(model, samples)
     check_output_names(getattr(model, "output_names", None) or ())
     n = len(X)

@@ -65,6 +65,7 @@ class RandomInputs:
         self.joint = joint
         self.bounds = dict(bounds or {})
         self.descriptions = dict(descriptions or {})
+        given = marginals is not None
         if marginals is None:
             if self.dim == 1:
                 marginals = [joint]
@@ -72,8 +73,31 @@ class RandomInputs:
                 marginals = list(joint)
         self._marginals = None if marginals is None else [
             m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in marginals]
+        if given:
+            self._check_marginals()
         for name, bound in self.bounds.items():
             self._check_bound(name, bound)
+
+    def _check_marginals(self):
+        """Refuse ``marginals`` that are not the joint's: too few (an IndexError later), or,
+        for independent inputs, others than the joint's own (summary() described them,
+        with_copula() sampled them: inputs a and b swapped without a word)."""
+        if len(self._marginals) != self.dim or not all(
+                isinstance(m, chaospy.Distribution) for m in self._marginals):
+            raise ValueError(f"marginals must be {self.dim} chaospy distributions, one per "
+                             f"input {self.names}, got {len(self._marginals)}")
+        if not isinstance(self.joint, chaospy.J) or self.dim == 1:
+            return
+        for name, own, given in zip(self.names, self.joint, self._marginals):
+            q = np.array([0.1, 0.5, 0.9])
+            try:
+                x = np.asarray(own.inv(q), dtype=float).ravel()
+            except chaospy.StochasticallyDependentError:  # a conditional: no marginal of its own
+                continue
+            if not np.allclose(np.asarray(given.fwd(x), dtype=float).ravel(), q, atol=1e-6):
+                raise ValueError(f"marginals: the one given for input {name!r} ({given}) is "
+                                 f"not the joint's ({own}): pass the marginals in the order "
+                                 f"of the names {self.names}")
 
     @classmethod
     def independent(cls, marginals, bounds=None, descriptions=None):

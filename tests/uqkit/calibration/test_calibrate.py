@@ -393,3 +393,12 @@ def test_a_surrogates_bad_standard_deviations_are_refused_by_name(std, message):
 
     with pytest.raises(ValueError, match=re.escape(message)):
         SurrogateModel(Bad()).predict_with_variance(np.zeros((3, 1)))
+
+
+def test_measurements_given_as_a_dict_are_refused_by_name():
+    """A dict of measurements by output name ended in numpy's "float() argument must be ...
+    not 'dict'"."""
+    with pytest.raises(ValueError, match=r"observed is a dict \(\['y'\]\): give the measurements "
+                                         "as an array"):
+        calibrate(lambda X: 2 * X, RandomInputs.from_spec({"a": "normal(2, 1)"}), {"y": 4.4},
+                  0.5, executor="serial")

@@ -690,3 +690,14 @@ def test_square_outputs_one_row_per_run_stand():
     res = propagate(lambda X: np.column_stack([X[:, 0] + X[:, 1], X[:, 0] - X[:, 1]]), X,
                     executor="serial", progress=False)
     assert res.ok.all() and np.array_equal(res.outputs, [[15.0, 5.0], [15.0, 7.0]])
+
+
+def test_the_random_inputs_or_swapped_arguments_are_named_not_a_float_error():
+    """``propagate(model, inputs)``, as sobol_indices(model, inputs) takes them, and
+    ``propagate(samples, model)`` ended in numpy's "float() argument must be ...\""""
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)"})
+    with pytest.raises(TypeError, match=r"not over the random inputs: propagate\(model, "
+                                        r"sample\(inputs"):
+        propagate(lambda X: X, inputs, executor="serial", progress=False)
+    with pytest.raises(TypeError, match="the model comes first"):
+        propagate(sample(inputs, 4, seed=0), lambda X: X, executor="serial", progress=False)

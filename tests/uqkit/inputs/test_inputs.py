@@ -206,3 +206,15 @@ def test_std_leaves_the_inputs_unchanged():
     before = {k: repr(v) for k, v in vars(inputs).items()}
     inputs.summary()
     assert {k: repr(v) for k, v in vars(inputs).items()} == before
+
+
+def test_marginals_that_are_not_the_joints_are_refused_by_name():
+    """Given swapped, summary() described other distributions than those sampled, and
+    with_copula() sampled them: a and b swapped without a word; too few gave an IndexError."""
+    joint = chaospy.J(chaospy.Normal(0, 1), chaospy.Uniform(0, 2))
+    with pytest.raises(ValueError, match=r"the one given for input 'a' .* is not the joint's"):
+        RandomInputs(("a", "b"), joint, marginals=(chaospy.Uniform(0, 2), chaospy.Normal(0, 1)))
+    with pytest.raises(ValueError, match=r"marginals must be 2 chaospy distributions"):
+        RandomInputs(("a", "b"), joint, marginals=(chaospy.Normal(0, 1),))
+    same = RandomInputs(("a", "b"), joint, marginals=(chaospy.Normal(0, 1), chaospy.Uniform(0, 2)))
+    assert np.allclose(same.mean(), [0.0, 1.0])
