@@ -296,4 +296,5 @@ def evaluate(model, X, context=None):
     return ModelOutput(values, np.concatenate([r.status for r in rows]),
                        np.concatenate([r.reasons for r in rows]), batch_error=batch_error,
                        rows_rerun=len(X), seconds=time.perf_counter() - t0,
-                       traceback=first_traceback, kept=sum(r.kept for r in rows))
+                       traceback=first_traceback, kept=sum(r.kept for r in rows),
+                       boolean=any(r.boolean for r in rows))

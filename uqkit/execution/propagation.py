@@ -181,19 +181,20 @@ def propagate(model, samples, executor="local", workers=None, dask=None, chunk_s
 
 def propagate_batch(model, samples, executor, chunk_size=None, store=None, settings=None,
                     progress=False, retry_failed="errors", model_key=None,
-                    stop_systematic=True):
+                    stop_systematic=True, refuse_boolean=None):
     """:func:`propagate` of one batch of an analysis on an open ``executor``; on a local pool a
     small batch runs in this process instead, single-threaded as in a worker, by the rule of
     :mod:`uqkit.execution.placement` (a batch of a few cheap runs costs more to send than to
     run). ``model_key``: the model's :func:`~uqkit.execution.identity.identity_key`, if the
     caller has it (about 1 ms to compute). ``stop_systematic=False``: a batch whose every run
     fails with one error is an answer, not a broken model (a calibration's proposals where the
-    model fails on most of the prior). The analyses' runner
+    model fails on most of the prior). ``refuse_boolean``: a message with which a chunk of
+    True/False answers is refused before it is saved (a limit state's). The analyses' runner
     (:class:`uqkit.execution.runner.ModelRunner`) calls it."""
     with interrupt_guard():
         return _propagate(model, samples, executor, None, None, chunk_size, store, settings,
                           progress, retry_failed, place=True, model_key=model_key,
-                          stop_systematic=stop_systematic)
+                          stop_systematic=stop_systematic, refuse_boolean=refuse_boolean)
 
 
 def _check_arguments(model, samples):
@@ -214,7 +215,8 @@ def _check_arguments(model, samples):
 
 
 def _propagate(model, samples, executor, workers, dask, chunk_size, store, settings, progress,
-               retry_failed, place=False, model_key=None, stop_systematic=True):
+               retry_failed, place=False, model_key=None, stop_systematic=True,
+               refuse_boolean=None):
     t0 = time.perf_counter()
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
@@ -249,7 +251,7 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
     # an absolute path: a model run in this process may change the working directory
     run = _Run(model, X, chunk_size, None if store is None else os.path.abspath(store),
                progress)
-    run.cost_key = cost_key
+    run.cost_key, run.refuse_boolean = cost_key, refuse_boolean
     if not stop_systematic:
         run.systematic = False
     if store is None:
@@ -293,6 +295,7 @@ class _Run:
         self.probes = set()
         self.rows_rerun, self.batch_errors = 0, Counter()
         self.boolean = False  # whether a chunk's outputs were True/False
+        self.refuse_boolean = None  # or why such a chunk is refused, before it is saved
         self.reporting = False  # whether the chunks come back with call_reporting's report
         # the model's identity key where a local pool was asked for: its chunks' costs are
         # recorded for the placement rule, and a batch run here is single-threaded as there
@@ -472,6 +475,8 @@ class _Run:
                            out.rows_rerun, out.seconds, out.traceback, out.kept)
 
     def _finish(self, i, out):
+        if self.refuse_boolean and getattr(out, "boolean", False):  # never saved: a rerun
+            raise ValueError(self.refuse_boolean)  # would load it as numbers
         self.boolean = self.boolean or getattr(out, "boolean", False)
         out = self._same_width(out)
         rows = self.todo.pop(i)

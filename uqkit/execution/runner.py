@@ -126,12 +126,10 @@ class ModelRunner:
         res = propagate_batch(self.model, Samples(X, self.inputs.names), self._ex,
                               chunk_size=self.chunk_size, store=store, settings=self.settings,
                               progress=self.progress, model_key=self._key,
-                              stop_systematic=not counting)
+                              stop_systematic=not counting, refuse_boolean=self.boolean)
         self.runs += len(X)
         self.succeeded += int(res.ok.sum())
         self.computed += res.computed
-        if self.boolean and res.boolean_outputs:
-            raise ValueError(self.boolean)
         if res.n_failed and self.failed_value is not None:
             self.failed += res.n_failed
             return np.where(res.ok[:, None], res.outputs, self.failed_value)

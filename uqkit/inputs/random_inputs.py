@@ -84,8 +84,9 @@ class RandomInputs:
         with_copula() sampled them: inputs a and b swapped without a word)."""
         if len(self._marginals) != self.dim or not all(
                 isinstance(m, chaospy.Distribution) for m in self._marginals):
+            kinds = [type(m).__name__ for m in self._marginals]
             raise ValueError(f"marginals must be {self.dim} chaospy distributions, one per "
-                             f"input {self.names}, got {len(self._marginals)}")
+                             f"input {self.names} in their order, got {kinds}")
         if not isinstance(self.joint, chaospy.J) or self.dim == 1:
             return
         for name, own, given in zip(self.names, self.joint, self._marginals):
@@ -94,7 +95,13 @@ class RandomInputs:
                 x = np.asarray(own.inv(q), dtype=float).ravel()
             except chaospy.StochasticallyDependentError:  # a conditional: no marginal of its own
                 continue
-            if not np.allclose(np.asarray(given.fwd(x), dtype=float).ravel(), q, atol=1e-6):
+            try:
+                at = np.asarray(given.fwd(x), dtype=float).ravel()
+            except Exception as exc:  # noqa: BLE001 - chaospy's own (a dependent one, 2-D)
+                raise ValueError(f"marginals: the one given for input {name!r} ({given}) is "
+                                 f"not a distribution of one input: {type(exc).__name__}: "
+                                 f"{exc}") from None
+            if at.shape != q.shape or not np.allclose(at, q, atol=1e-6):
                 raise ValueError(f"marginals: the one given for input {name!r} ({given}) is "
                                  f"not the joint's ({own}): pass the marginals in the order "
                                  f"of the names {self.names}")

@@ -218,3 +218,12 @@ def test_marginals_that_are_not_the_joints_are_refused_by_name():
         RandomInputs(("a", "b"), joint, marginals=(chaospy.Normal(0, 1),))
     same = RandomInputs(("a", "b"), joint, marginals=(chaospy.Normal(0, 1), chaospy.Uniform(0, 2)))
     assert np.allclose(same.mean(), [0.0, 1.0])
+
+
+def test_marginals_that_are_not_one_input_distributions_are_refused_by_name():
+    joint = chaospy.J(chaospy.Normal(0, 1), chaospy.Uniform(0, 2))
+    with pytest.raises(ValueError, match=r"got \['str', 'str'\]"):
+        RandomInputs(("a", "b"), joint, marginals={"a": 1, "b": 2})
+    x = chaospy.Normal(0, 1)
+    with pytest.raises(ValueError, match=r"input 'b' .* not a distribution of one input"):
+        RandomInputs(("a", "b"), joint, marginals=(chaospy.Normal(0, 1), chaospy.Normal(x, 1)))

@@ -524,3 +524,22 @@ def test_a_limit_state_answering_true_false_is_refused_not_read_backwards():
     as_floats = failure_probability(lambda X: 1.0 - (X[:, 0] - X[:, 1] > 3), inputs,
                                     n=100_000, seed=1, executor="serial")
     assert as_floats.ci[0] < stats.norm.sf(3 / np.sqrt(2)) < as_floats.ci[1]
+
+
+def test_a_true_false_limit_state_is_refused_also_row_by_row_and_on_a_rerun(tmp_path):
+    """Two ways the refusal was lost, giving 1 - Pf (0.9995 for 0.0005), in a review: a g
+    written for one row (its chunk's call raised, so the rows ran one by one and their flag
+    was dropped), and a rerun on the same store (the True/False chunks had been saved and
+    loaded as numbers)."""
+    inputs = RandomInputs.from_spec({"R": "normal(5, 0.5)", "S": "normal(3, 0.4)"})
+
+    def g_row(X):  # a limit state written for one row
+        (r, s), = X
+        return np.array([r - s <= 0])
+
+    with pytest.raises(ValueError, match="g returned True/False"):
+        failure_probability(g_row, inputs, n=200, executor="serial")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="g returned True/False"):
+            failure_probability(lambda X: X[:, 0] - X[:, 1] <= 0, inputs, n=2000,
+                                executor="serial", store=tmp_path / "st")
