@@ -244,16 +244,18 @@ def _transposed(model, X, context, raw):
     (``np.vstack([y1, y2])``, ``[y1, y2]``), which no shape check can tell from one row per
     run: its answer for the first row alone is then (n, 1), one row per output. Costs one
     further call of the model, on one row, only for a square plain array."""
-    values = raw[0] if isinstance(raw, tuple) and len(raw) in (2, 3) else raw
+    def plain(answer):  # the outputs of an answer, or None where they are not a plain array
+        values = answer[0] if isinstance(answer, tuple) and len(answer) in (2, 3) else answer
+        return values if isinstance(values, (np.ndarray, list)) else None
+
     n = len(X)
-    if n < 2 or not isinstance(values, (np.ndarray, list)) or np.shape(values) != (n, n):
+    if n < 2 or np.shape(plain(raw)) != (n, n):
         return False
     try:
         one = call_model(model, X[:1], None if context is None else context[0])
     except Exception:  # noqa: BLE001 - no evidence either way; the batch's rows stand
         return False
-    one = one[0] if isinstance(one, tuple) and len(one) in (2, 3) else one
-    return isinstance(one, (np.ndarray, list)) and np.shape(one) == (n, 1)
+    return np.shape(plain(one)) == (n, 1)
 
 
 def evaluate(model, X, context=None):

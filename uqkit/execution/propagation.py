@@ -475,9 +475,9 @@ class _Run:
                            out.rows_rerun, out.seconds, out.traceback, out.kept)
 
     def _finish(self, i, out):
-        if self.refuse_boolean and getattr(out, "boolean", False):  # never saved: a rerun
-            raise ValueError(self.refuse_boolean)  # would load it as numbers
-        self.boolean = self.boolean or getattr(out, "boolean", False)
+        if self.refuse_boolean and out.boolean:  # never saved: a rerun would load it as
+            raise ValueError(self.refuse_boolean)  # numbers
+        self.boolean = self.boolean or out.boolean
         out = self._same_width(out)
         rows = self.todo.pop(i)
         self.computed += len(out.status) - out.kept

@@ -51,7 +51,7 @@ class ModelRunner:
 
     ``failed_value``: None (a failed row raises :class:`FailedRunsError`), or the value
     every output of a failed row takes instead (a reliability analysis that counts a failed
-    run as a failure: ``-inf``). ``boolean``: a message with which a model that answers
+    run as a failure: ``-inf``). ``refuse_boolean``: a message with which a model that answers
     True/False is refused (a reliability analysis, which needs a margin), or None.
 
     Attributes:
@@ -63,11 +63,12 @@ class ModelRunner:
 
     def __init__(self, model, inputs, executor="local", workers=None, dask=None,
                  chunk_size=None, store=None, settings=None, progress=False,
-                 failed_value=None, boolean=None):
+                 failed_value=None, refuse_boolean=None):
         self.model, self.inputs = model, inputs
         self.executor, self.workers, self.dask = executor, workers, dask
         self.chunk_size, self.store, self.settings = chunk_size, store, dict(settings or {})
-        self.progress, self.failed_value, self.boolean = progress, failed_value, boolean
+        self.progress, self.failed_value = progress, failed_value
+        self.refuse_boolean = refuse_boolean
         self.runs = self.computed = self.calls = self.failed = self.succeeded = 0
         self._cm = self._ex = self._key = None
 
@@ -126,7 +127,7 @@ class ModelRunner:
         res = propagate_batch(self.model, Samples(X, self.inputs.names), self._ex,
                               chunk_size=self.chunk_size, store=store, settings=self.settings,
                               progress=self.progress, model_key=self._key,
-                              stop_systematic=not counting, refuse_boolean=self.boolean)
+                              stop_systematic=not counting, refuse_boolean=self.refuse_boolean)
         self.runs += len(X)
         self.succeeded += int(res.ok.sum())
         self.computed += res.computed

@@ -226,9 +226,9 @@ def _sobol(config, out, execution):
         s = sobol_indices(config.model, config.inputs, n=settings["n"],
                           bootstrap=settings["bootstrap"], seed=settings["seed"], store=store,
                           **execution)
+    except FailedRunsError:  # a ValueError, said as one by _analysis
+        raise
     except ValueError as exc:
-        if isinstance(exc, FailedRunsError):
-            raise
         raise ValueError(f"[sobol] {exc}") from None
     write_json(out / "sobol.json", s.to_dict(), finite=True)
     names = config.model.output_names
@@ -257,9 +257,9 @@ def _failure(config, out, execution):
     try:
         r = failure_probability(g, config.inputs, method=settings["method"],
                                 seed=settings["seed"], store=store, **execution, **options)
+    except FailedRunsError:  # a ValueError, said as one by _analysis
+        raise
     except ValueError as exc:
-        if isinstance(exc, FailedRunsError):
-            raise
         raise ValueError(f"[failure] {exc}") from None
     write_json(out / "failure.json", {**r.to_dict(), "settings": settings}, finite=True)
     side = f"< {settings['below']}" if "below" in settings else f"> {settings['above']}"

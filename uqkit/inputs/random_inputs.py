@@ -89,8 +89,8 @@ class RandomInputs:
                              f"input {self.names} in their order, got {kinds}")
         if not isinstance(self.joint, chaospy.J) or self.dim == 1:
             return
+        q = np.array([0.1, 0.5, 0.9])
         for name, own, given in zip(self.names, self.joint, self._marginals):
-            q = np.array([0.1, 0.5, 0.9])
             try:
                 x = np.asarray(own.inv(q), dtype=float).ravel()
             except chaospy.StochasticallyDependentError:  # a conditional: no marginal of its own

@@ -116,7 +116,7 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
                          settings={"analysis": "reliability", "method": method, "seed": seed},
                          progress=progress,
                          failed_value=-np.inf if failed_runs == "failure" else None,
-                         boolean=BOOLEAN_G)
+                         refuse_boolean=BOOLEAN_G)
     with runner:
         ls = LimitState(runner, inputs, system)
         fields = func(ls, np.random.default_rng(seed), **options)
