@@ -182,6 +182,13 @@ def _run_study(name, module, cls, args, fe_first=False, **settings):
                                   progress=not args.no_progress, **settings)
     except ValueError as exc:
         raise UsageError(f"uqkit study {name}: {exc}") from None
+    if getattr(study, "dask", None):  # an unreachable scheduler: refused before --out is made
+        from uqkit.execution.dask_cluster import dask_client
+
+        try:
+            dask_client(study.dask).close()
+        except ValueError as exc:
+            raise UsageError(f"uqkit study {name}: {exc}") from None
     check_output_dir(args.out, f"uqkit study {name}: --out")
     if fe_first:
         warm_fe_pool(study, getattr(mod, "WORKER_MODULES", ()))

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 __all__ = ["MissingDependencyError", "DASK_CONNECT_SECONDS", "DASK_INSTALL",
            "NO_WORKER_SECONDS", "WORKER_CHECK_SECONDS", "dask_client_class", "DaskExecutor",
-           "dask_executor"]
+           "dask_client", "dask_executor"]
 
 log = logging.getLogger("uqkit")
 
@@ -131,16 +131,24 @@ class DaskExecutor(Executor):
         self._warned = False
 
 
+def dask_client(address):
+    """A ``distributed.Client`` connected to the scheduler at ``address``
+    (``tcp://host:8786``); ValueError naming the address where it does not answer within
+    :data:`DASK_CONNECT_SECONDS`, :class:`MissingDependencyError` without ``distributed``.
+    The caller closes it."""
+    Client = dask_client_class()
+    try:
+        return Client(address, timeout=DASK_CONNECT_SECONDS)
+    except OSError as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+
+
 @contextmanager
 def dask_executor(address):
     """A :class:`DaskExecutor` on the cluster at ``address`` (``tcp://host:8786``, or a
     ``distributed.Client``). A client made here is closed at the end; one given is not."""
-    Client = dask_client_class()
-    own = not isinstance(address, Client)
-    try:
-        client = Client(address, timeout=DASK_CONNECT_SECONDS) if own else address
-    except OSError as exc:
-        raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+    own = not isinstance(address, dask_client_class())
+    client = dask_client(address) if own else address
     where = getattr(address, "scheduler_address", address) if own else \
         getattr(client.scheduler, "address", "the client's cluster")  # a LocalCluster's too
     try:

@@ -23,6 +23,7 @@ May import the rest of :mod:`uqkit`.
 import hashlib
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +98,7 @@ def _run(args):
         raise UsageError(f"uqkit run: --out {args.out!r} is inside the template folder "
                          f"{str(folder)!r}: each run would copy the earlier runs' files, and a "
                          "rerun would find another template; write --out outside it")
-    from .. import propagate, sample
+    from .. import sample
 
     given = [f"--{key}" for key in ("n", "seed") if getattr(args, key) is not None]
     try:
@@ -113,16 +114,38 @@ def _run(args):
         raise UsageError(f"uqkit run: {config.path}: the names {clash} would be two columns of "
                          "runs.csv (an output named like an input, or an input or output "
                          "named 'status' or 'reason', runs.csv's own): rename them")
-    if args.dask:  # refused now, not after --out and its store are made
-        from ..execution.dask_cluster import dask_client_class
+    with _cluster(args.dask) as client:  # an unreachable scheduler: refused before --out
+        check_output_dir(out, "uqkit run: --out")  # made once nothing is refused before runs
+        if client is not None:  # the study's own modules go to the cluster's workers by value
+            from .config import send_by_value
 
-        dask_client_class()
-    check_output_dir(out, "uqkit run: --out")  # made once nothing is refused before the runs
-    if args.dask:  # the study's own modules go to the cluster's workers by value
-        from .config import send_by_value
+            send_by_value(config.path.parent.resolve())
+        execution = {"workers": args.workers, "dask": client, "progress": not args.no_progress}
+        return _propagate_and_report(args, config, samples, sampling, out, execution)
 
-        send_by_value(config.path.parent.resolve())
-    execution = {"workers": args.workers, "dask": args.dask, "progress": not args.no_progress}
+
+@contextmanager
+def _cluster(address):
+    """None without ``--dask``, else a client connected to the scheduler at ``address``, for
+    the runs and both analyses, closed at the end (ValueError naming an address that does
+    not answer, :class:`~uqkit.execution.dask_cluster.MissingDependencyError` without
+    ``distributed``)."""
+    if not address:
+        yield None
+        return
+    from ..execution.dask_cluster import dask_client
+
+    client = dask_client(address)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _propagate_and_report(args, config, samples, sampling, out, execution):
+    """Run the samples into ``out``'s store, write and print the runs' files and statistics,
+    then the asked analyses; the exit code."""
+    from .. import propagate
     from ..execution.propagation import PropagationError, PropagationInterrupted
 
     try:

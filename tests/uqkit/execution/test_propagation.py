@@ -1,5 +1,6 @@
 import json
 import os
+import socket
 import sys
 
 import numpy as np
@@ -204,6 +205,26 @@ def test_the_cli_turns_a_missing_distributed_into_one_line_and_exit_code_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert len(err) == 1 and 'pip install "uqkit[dask]"' in err[0], err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_study_refuses_an_unreachable_scheduler_in_one_line_before_making_out(
+        monkeypatch, tmp_path, capsys):
+    """It was a traceback after the 30 s wait, and --out was left with an empty store."""
+    pytest.importorskip("distributed")
+    from uqkit.cli import main
+    from uqkit.execution import dask_cluster
+
+    monkeypatch.setattr(dask_cluster, "DASK_CONNECT_SECONDS", 2)  # not the default 30 s wait
+    with socket.socket() as s:  # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    code = main(["study", "membrane", "--out", str(tmp_path / "out"), "--dask", address,
+                 "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith("uqkit study membrane: cannot reach the Dask scheduler at ")
+    assert address in err[0] and not (tmp_path / "out").exists()
 
 
 def test_a_progress_label_names_the_bar(capsys):

@@ -84,6 +84,7 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_code_2(tmp_path, capsys, 
                  "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and address in err[0], err
+    assert not (tmp_path / "out").exists()  # it was left with an empty store
 
 
 def test_a_python_function_of_a_study_file_runs_on_the_cluster(tmp_path, cluster):
