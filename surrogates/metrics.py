@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 from scipy import special, stats
 
-__all__ = ["r2", "rmse", "gaussian_nll", "crps_gaussian", "coverage",
+__all__ = ["PROBA_SUM_TOLERANCE", "r2", "rmse", "gaussian_nll", "crps_gaussian", "coverage",
            "regression_calibration_error", "accuracy", "classification_nll",
            "expected_calibration_error"]
 
@@ -128,11 +128,27 @@ def regression_calibration_error(y, mean, var, levels=np.linspace(0.05, 0.95, 19
     return err, cov
 
 
+#: How far a row of class probabilities may sum from 1 (float32 softmax rounding, averaged).
+PROBA_SUM_TOLERANCE = 1e-5
+
+
 def _classes(labels, proba):
-    """(labels (n,) int, proba (n, k)): one class index in [0, k) per row of ``proba``."""
+    """(labels (n,) int, proba (n, k)): one class index in [0, k) per row of ``proba``, whose
+    rows are probabilities (in [0, 1], summing to 1): scores or logits would give a negative
+    NLL and an ECE of confidences above 1 without a word."""
     proba = _finite("proba", proba)
     if proba.ndim != 2:
         raise ValueError(f"proba must be (n, classes), got shape {proba.shape}")
+    outside = (proba < 0) | (proba > 1)
+    if outside.any():
+        first = _first(outside)
+        raise ValueError(f"proba must hold probabilities in [0, 1], got {float(proba[first])!r} "
+                         f"at index {first}: pass predicted probabilities, not scores")
+    off = np.abs(proba.sum(1) - 1.0) > PROBA_SUM_TOLERANCE
+    if off.any():
+        i = int(np.argmax(off))
+        raise ValueError(f"each row of proba must sum to 1, row {i} sums to "
+                         f"{float(proba[i].sum())!r}: pass every class's probability")
     raw = np.asarray(labels)
     flat = raw.reshape(-1) if raw.ndim == 2 and 1 in raw.shape else raw
     if flat.ndim != 1 or len(flat) != len(proba):

@@ -205,7 +205,8 @@ class _BaseBDL(BaseEstimator):
 
     def fit(self, X, y):
         """Train on inputs X (n, d) and targets y; returns self. ``history_`` holds the
-        per-epoch ELBO, NLL and KL (``inference="meanfield"``) or the L-BFGS record."""
+        per-epoch ELBO, NLL and KL (``inference="meanfield"``; in the units of the
+        standardised targets) or the L-BFGS record."""
         X, Y = self._prepare(X, y)
         with torch_threads(self.num_threads or 1):
             if self.inference == "laplace":
@@ -291,12 +292,17 @@ class _BaseBDL(BaseEstimator):
         training targets in their own units (the density of the standardised targets less
         ``n sum_j log scale_j``), constants included: what :class:`EvidenceSearch` and the
         studies rank restarts and priors by (:func:`surrogates.laplace.fit.log_evidence`).
-        Laplace fits only: a mean-field fit's bound on it is ``history_["elbo"]``."""
+        Laplace fits only. A mean-field fit's ``history_["elbo"]`` is no bound on it to compare
+        with: it is a training record, per epoch, of minibatch estimates, with the KL weighted
+        by ``kl_weight``, and in the units of the standardised targets (without the
+        ``n sum_j log scale_j``)."""
         self._check_fitted()
         if "laplace_" not in vars(self):
             raise AttributeError(f"log_evidence_ is the Laplace evidence; this "
                                  f"{type(self).__name__} was fitted by inference="
-                                 f"{self.inference!r} (its ELBO is in history_['elbo'])")
+                                 f"{self.inference!r}, whose history_['elbo'] is a "
+                                 "training record in the standardised targets' units, not "
+                                 "comparable with it")
         value = self.laplace_.log_evidence
         if value is None:
             raise AttributeError("this Laplace fit was saved by uqkit 0.2.0, before the "

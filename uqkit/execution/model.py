@@ -147,7 +147,9 @@ def check_output_names(names):
 def by_name(raw, output_names):
     """A table of outputs by name (a DataFrame, a dict of columns) as its columns in the
     order of ``output_names``: by position, a DataFrame of columns q, p gave p's values as
-    q's. Anything else comes back as it is.
+    q's. Anything else comes back as it is. The columns keep their dtype: a table whose
+    every column is True/False comes back as a bool array, which :func:`normalise_output`
+    flags (a float one read a failure indicator as 1 and 0 without a word).
 
     Raises:
         ValueError: the table lacks a name of ``output_names``, or has no names to go by.
@@ -159,17 +161,18 @@ def by_name(raw, output_names):
     if columns is None:
         return raw
     if hasattr(raw, "columns") and not all(isinstance(c, str) for c in columns):
-        return np.asarray(raw, dtype=float)  # unnamed columns (0, 1, ...): by position
+        return np.asarray(raw)  # unnamed columns (0, 1, ...): by position
     if not output_names:
         if isinstance(raw, dict):
             raise ValueError(f"the model returned a dict of outputs {columns} but has no "
                              "output_names to order them by: give the model output_names")
-        return np.asarray(raw, dtype=float)
+        return np.asarray(raw)
     missing = [name for name in output_names if name not in columns]
     if missing:
         raise ValueError(f"the model returned outputs {columns} but its output_names are "
                          f"{tuple(output_names)}: {missing} missing")
-    return np.column_stack([np.asarray(raw[name], dtype=float) for name in output_names])
+    # each column's own dtype: True/False columns stay bool, for normalise_output to flag
+    return np.column_stack([np.asarray(raw[name]) for name in output_names])
 
 
 def normalise_output(raw, n, k=None):

@@ -1,0 +1,160 @@
+"""How :func:`uqkit.execution.model.evaluate` reads a model's answer: the context each call
+gets, the square answer's one-row probe, the rows run one by one, True/False tables, and the
+time it reports (mutation testing found these untested: docs/development/mutation_testing.md).
+"""
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from uqkit.execution.model import RAISED, RunContext, call_model, evaluate, stack_values
+
+
+class _Contexts:
+    """A model that takes a run context, records every one it gets, and answers with
+    ``answer(X)``."""
+
+    takes_context = True
+
+    def __init__(self, answer):
+        self.answer, self.seen = answer, []
+
+    def __call__(self, X, context=None):
+        self.seen.append((len(X), context))
+        return self.answer(X)
+
+
+CHUNK = RunContext(np.array([4, 5, 6]), store="/data/store", invocation="run-7")
+
+
+def test_a_context_model_called_without_one_gets_the_rows_0_to_n_minus_1():
+    model = _Contexts(lambda X: X[:, 0])
+    call_model(model, np.zeros((3, 1)))
+    context = model.seen[0][1]
+    assert context.rows.tolist() == [0, 1, 2] and context.store is None
+
+
+def test_rows_run_one_by_one_get_their_own_index_and_the_chunks_store():
+    """The batch raises, so each row is run alone with its index in the sample, the store and
+    the propagation's token (a model keeping its runs by index would file them wrongly)."""
+    def answer(X):
+        if len(X) > 1:
+            raise RuntimeError("one row at a time")
+        return X[:, 0] * 2
+
+    model = _Contexts(answer)
+    out = evaluate(model, np.array([[1.0], [2.0], [3.0]]), CHUNK)
+    assert out.ok.all() and out.values[:, 0].tolist() == [2.0, 4.0, 6.0]
+    assert out.rows_rerun == 3 and out.batch_error == "RuntimeError: one row at a time"
+    singles = [context for n, context in model.seen if n == 1]
+    assert [c.rows.tolist() for c in singles] == [[4], [5], [6]]
+    assert {(c.store, c.invocation) for c in singles} == {("/data/store", "run-7")}
+
+
+def test_a_row_run_alone_with_too_few_outputs_fails_by_name():
+    class TwoNamed:
+        output_names = ("a", "b")
+
+        def __call__(self, X):
+            if len(X) > 1:
+                raise RuntimeError("batch")
+            return X[:, :1] if X[0, 0] > 1 else X  # the second row answers one output
+
+    out = evaluate(TwoNamed(), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert out.status.tolist() == [0, RAISED]
+    assert out.reasons[1] == "the model returned 1 outputs for its 2 output_names"
+    assert np.isnan(out.values[1]).all() and out.values[0].tolist() == [1.0, 2.0]
+
+
+def test_a_square_answer_is_probed_with_the_first_rows_own_context():
+    model = _Contexts(lambda X: np.vstack([X[:, 0], X[:, 0] + 1, X[:, 0] + 2]))
+    out = evaluate(model, np.array([[1.0], [2.0], [3.0]]), CHUNK)
+    assert "one row per output, as its one-row answer shows" in out.batch_error
+    probe = model.seen[1]
+    assert probe[0] == 1 and probe[1].rows.tolist() == [4]
+    assert (probe[1].store, probe[1].invocation) == ("/data/store", "run-7")
+
+
+def test_a_square_answer_with_a_status_is_probed_too():
+    """(outputs, status) with the outputs one row per output: read transposed before."""
+    out = evaluate(lambda X: (np.vstack([X[:, 0], -X[:, 0]]), np.zeros(len(X), int)),
+                   np.array([[1.0], [2.0]]))
+    assert "one row per output" in out.batch_error
+
+
+def test_a_square_answer_stands_where_the_one_row_probe_raises():
+    """A model that needs two rows or more (a fit across them, say): no evidence that its
+    square answer is transposed, so it stands; the probe is not counted as a failure."""
+    def model(X):
+        if len(X) < 2:
+            raise ValueError("needs two rows")
+        return np.column_stack([X[:, 0], X[:, 0] * 10])
+
+    out = evaluate(model, np.array([[1.0], [2.0]]))
+    assert out.ok.all() and out.batch_error == ""
+    assert out.values.tolist() == [[1.0, 10.0], [2.0, 20.0]]
+
+
+@pytest.mark.parametrize("answer", [
+    lambda X: {"fails": X[:, 0] > 1.0},
+    lambda X: pd.DataFrame({"fails": X[:, 0] > 1.0}),
+    lambda X: pd.DataFrame(X > 1.0)])  # unnamed columns, taken by position
+def test_a_true_false_table_is_flagged_as_an_indicator(answer):
+    """A dict or DataFrame of True/False went through float and read 1 - Pf (0.845 for
+    0.159) in a failure analysis; an array of them was refused already."""
+    class Named:
+        output_names = ("fails",)
+
+        def __call__(self, X):
+            return answer(X)
+
+    out = evaluate(Named(), np.array([[0.5], [1.5]]))
+    assert out.boolean and out.values[:, 0].tolist() == [0.0, 1.0]
+
+
+def test_a_table_of_numbers_and_flags_is_read_as_numbers():
+    class Mixed:
+        output_names = ("g", "collapsed")
+
+        def __call__(self, X):
+            return {"g": X[:, 0], "collapsed": X[:, 0] < 0}
+
+    out = evaluate(Mixed(), np.array([[-1.0], [2.0]]))
+    assert not out.boolean and out.values.tolist() == [[-1.0, 1.0], [2.0, 0.0]]
+
+
+def test_a_true_false_indicator_refuses_the_failure_analysis():
+    from uqkit.inputs import RandomInputs
+    from uqkit.reliability import failure_probability
+
+    class Table:
+        output_names = ("fails",)
+
+        def __call__(self, X):
+            return pd.DataFrame({"fails": X[:, 0] > 1.0})
+
+    with pytest.raises(ValueError, match="g returned True/False: a limit state is a margin"):
+        failure_probability(Table(), RandomInputs.from_spec({"x": "normal(0, 1)"}),
+                            method="mc", n=200, seed=0, executor="serial")
+
+
+def test_seconds_is_the_evaluations_wall_time():
+    def slow(X):
+        time.sleep(0.05)
+        return X
+
+    for model in (slow, lambda X: slow(X) if len(X) == 1 else 1 / 0):  # batch, row by row
+        t0 = time.perf_counter()
+        out = evaluate(model, np.zeros((2, 1)))
+        wall = time.perf_counter() - t0
+        assert 0.05 <= out.seconds <= wall
+
+
+def test_successful_rows_of_different_widths_are_named():
+    with pytest.raises(ValueError, match=r"different numbers of outputs for successful rows: "
+                                         r"\[1, 2\]; a model must return the same outputs for "
+                                         "every row"):
+        stack_values([np.zeros((1, 1)), np.zeros((1, 2))], [np.zeros(1), np.zeros(1)], "rows")
+    padded = stack_values([np.zeros((1, 2)), np.zeros((1, 0))], [np.zeros(1), np.ones(1)])
+    assert padded.shape == (2, 2) and np.isnan(padded[1]).all()
