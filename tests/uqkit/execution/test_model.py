@@ -158,3 +158,84 @@ def test_successful_rows_of_different_widths_are_named():
         stack_values([np.zeros((1, 1)), np.zeros((1, 2))], [np.zeros(1), np.zeros(1)], "rows")
     padded = stack_values([np.zeros((1, 2)), np.zeros((1, 0))], [np.zeros(1), np.ones(1)])
     assert padded.shape == (2, 2) and np.isnan(padded[1]).all()
+
+
+def test_a_failed_block_wider_than_the_successful_ones_is_padded_to_their_width():
+    """The width is the successful rows' (a failed row's extra values are no outputs)."""
+    values = stack_values([np.array([[1.5]]), np.array([[9.0, 9.0]])], [np.zeros(1), np.ones(1)])
+    assert values.shape == (2, 1) and values[0, 0] == 1.5 and np.isnan(values[1, 0])
+    with pytest.raises(ValueError, match="for successful chunks: "):  # the default's word
+        stack_values([np.zeros((1, 1)), np.zeros((1, 2))], [np.zeros(1), np.zeros(1)])
+
+
+def test_rows_run_alone_that_answer_different_widths_are_named_as_rows():
+    def model(X):
+        if len(X) > 1:
+            raise RuntimeError("batch")
+        return X if X[0, 0] > 1 else X[:, :1]
+
+    with pytest.raises(ValueError, match="for successful rows: \\[1, 2\\]"):
+        evaluate(model, np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def test_a_true_false_answer_of_rows_run_alone_is_flagged():
+    out = evaluate(lambda X: X[:, 0] > 1 if len(X) == 1 else 1 / 0, np.array([[0.5], [1.5]]))
+    assert out.rows_rerun == 2 and out.boolean
+
+
+def test_a_table_without_output_names_is_read_by_position():
+    out = evaluate(lambda X: pd.DataFrame({"b": X[:, 0] * 2, "a": X[:, 0]}),
+                   np.array([[1.0], [2.0]]))
+    assert out.values.tolist() == [[2.0, 1.0], [4.0, 2.0]]
+
+
+def test_a_model_output_of_the_wrong_width_fails_by_name():
+    """An answer already a ModelOutput (a per-run model's) is checked against the output
+    names like any other."""
+    from uqkit.execution.model import ModelOutput
+
+    class Named:
+        output_names = ("a", "b")
+
+        def __call__(self, X):
+            return ModelOutput(X[:, :1], np.zeros(len(X), int), np.array(["ok"] * len(X)))
+
+    out = evaluate(Named(), np.array([[1.0], [2.0]]))
+    assert (out.status == RAISED).all()
+    assert set(out.reasons) == {"the model returned 1 outputs for its 2 output_names"}
+
+
+def test_a_width_mismatch_keeps_the_failed_rows_own_status_and_reason():
+    class Named:
+        output_names = ("a", "b")
+
+        def __call__(self, X):
+            return X[:, :1], np.array([0, 7]), np.array(["ok", "diverged"])
+
+    out = evaluate(Named(), np.array([[1.0], [2.0]]))
+    assert out.status.tolist() == [RAISED, 7]
+    assert out.reasons.tolist() == ["the model returned 1 outputs for its 2 output_names",
+                                    "diverged"]
+
+
+def test_status_and_reasons_are_integers_and_text_whatever_the_model_gave():
+    out = evaluate(lambda X: (X, np.array([0.0, 3.0]), [11, 12]), np.array([[1.0], [2.0]]))
+    assert out.status.dtype == np.int64 and out.status.tolist() == [0, 3]
+    assert out.reasons.dtype.kind == "U" and out.reasons.tolist() == ["11", "12"]
+    plain = evaluate(lambda X: X, np.array([[1.0], [2.0]]))
+    assert plain.status.dtype == np.int64 and plain.reasons.tolist() == ["ok", "ok"]
+
+
+def test_a_square_answer_with_status_and_reasons_is_probed_too():
+    out = evaluate(lambda X: (np.vstack([X[:, 0], -X[:, 0]]), np.zeros(len(X), int),
+                              np.array(["ok"] * len(X))), np.array([[1.0], [2.0]]))
+    assert "one row per output" in out.batch_error
+
+
+@pytest.mark.parametrize("shape, hint", [((3, 2), True), ((3, 5), False)])
+def test_the_one_row_per_output_hint_comes_only_where_the_columns_are_the_rows(shape, hint):
+    from uqkit.execution.model import normalise_output
+
+    with pytest.raises(ValueError, match=r"the model returned outputs of shape") as info:
+        normalise_output(np.zeros(shape), 2)
+    assert ("one row per output?" in str(info.value)) == hint

@@ -92,7 +92,7 @@ def test_a_bad_off_is_named():
 
 
 def test_messages_name_the_argument_and_the_input():
-    with pytest.raises(ValueError, match=r"X\[1, 2\] \(input 'h'\) is inf"):
+    with pytest.raises(ValueError, match=r"^X\[1, 2\] \(input 'h'\) is inf$"):
         x_to_u(INPUTS, [[200.0, 3.0, 0.2], [200.0, 3.0, np.inf]])
     with pytest.raises(ValueError, match=r"P must be an \(n, 3\) array"):
         unit_to_x(INPUTS, [[0.5, 0.5]])
