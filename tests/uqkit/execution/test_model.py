@@ -239,3 +239,44 @@ def test_the_one_row_per_output_hint_comes_only_where_the_columns_are_the_rows(s
     with pytest.raises(ValueError, match=r"the model returned outputs of shape") as info:
         normalise_output(np.zeros(shape), 2)
     assert ("one row per output?" in str(info.value)) == hint
+
+
+@pytest.mark.parametrize("answer, n, message", [
+    ((np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2)), 2,
+     "a model returns outputs, (outputs, status) or (outputs, status, reasons); got a tuple of "
+     "4"),
+    ((np.zeros(2), np.array([0.5, 1.0])), 2,
+     "the model returned a tuple whose second item (of dtype float64, not whole numbers) is "
+     "read as the runs' status, which is integer codes (0 = ok); for two outputs return "
+     "np.column_stack([y1, y2])"),
+    (np.zeros(2, complex), 2, "the model returned complex outputs (dtype complex128): return "
+     "real numbers, the real part or the magnitude as you mean it"),
+    (np.zeros((3, 2)), 2, "the model returned outputs of shape (3, 2) for 2 rows; expected "
+     "(n, k) with n = 2; one row per output? return one row per run: "
+     "np.column_stack([y1, y2, ...])"),
+    (np.zeros((3, 5)), 2, "the model returned outputs of shape (3, 5) for 2 rows; expected "
+     "(n, k) with n = 2"),
+    ((np.zeros(2), np.zeros(3, int)), 2,
+     "the model returned a status of shape (3,); expected (2,)"),
+    ((np.zeros(2), np.zeros(2, int), np.array(["ok"] * 3)), 2,
+     "the model returned reasons of shape (3,); expected (2,), one per row")])
+def test_each_refusal_of_an_answer_says_all_of_why(answer, n, message):
+    from uqkit.execution.model import normalise_output
+
+    with pytest.raises(ValueError) as info:
+        normalise_output(answer, n)
+    assert str(info.value) == message
+
+
+def test_the_transposed_answers_and_the_unnamed_dicts_messages_are_whole():
+    out = evaluate(lambda X: np.vstack([X[:, 0], -X[:, 0]]), np.array([[1.0], [2.0]]))
+    assert out.batch_error == (
+        "ValueError: the model returned its outputs as a (2, 2) array one row per output, as "
+        "its one-row answer shows; return (n, k), one row per run: "
+        "np.column_stack([y1, y2, ...])")
+    from uqkit.execution.model import by_name
+
+    with pytest.raises(ValueError) as info:
+        by_name({"a": np.zeros(2)}, ())
+    assert str(info.value) == ("the model returned a dict of outputs ['a'] but has no "
+                               "output_names to order them by: give the model output_names")
