@@ -188,7 +188,8 @@ def test_labels_that_are_not_one_class_index_per_row_are_refused(labels):
      "levels holds 1 non-finite"),
     (lambda: M.accuracy([0], np.array([[np.nan, 1.0]])), "proba holds 1 non-finite"),
     (lambda: M.accuracy([0], np.array([0.5, 0.5])), r"proba must be \(n, classes\), got shape"),
-    (lambda: M.rmse([np.nan], [0.0]), "drop failed runs' rows first")])
+    (lambda: M.rmse([np.nan], [0.0]), "drop failed runs' rows first$"),
+    (lambda: M.r2(np.ones(3), np.zeros(3)), "^y is constant: R\\^2 is undefined$")])
 def test_messages_name_the_bad_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
