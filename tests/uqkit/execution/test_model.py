@@ -280,3 +280,16 @@ def test_the_transposed_answers_and_the_unnamed_dicts_messages_are_whole():
         by_name({"a": np.zeros(2)}, ())
     assert str(info.value) == ("the model returned a dict of outputs ['a'] but has no "
                                "output_names to order them by: give the model output_names")
+
+
+def test_names_given_twice_are_refused_whole_and_an_answer_unpacks_as_three():
+    from uqkit.execution.model import ModelOutput, check_output_names
+
+    with pytest.raises(ValueError) as info:
+        check_output_names(["u_0", "u_1", "u_0"])
+    assert str(info.value) == ("output names ['u_0'] appear more than once in ('u_0', 'u_1', "
+                               "'u_0'); an output of size m is the columns name_0 .. "
+                               "name_{m-1}, so rename one")
+    out = ModelOutput(np.ones((2, 1)), np.zeros(2, int), np.array(["ok", "ok"]))
+    values, status, reasons = out
+    assert len(out) == 3 and out[1] is status and reasons.tolist() == ["ok", "ok"]
