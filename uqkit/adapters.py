@@ -113,11 +113,21 @@ class SurrogateModel:
     uqkit model. Its inputs are ``input_names``, or, by default, the columns of the
     DataFrame it was fitted on (:func:`feature_names`; it took them by position before, and
     a surrogate fitted on E, P used on inputs P, E gave a mean of -326 for 5.0), or, for a
-    surrogate fitted on an array, the inputs' order."""
+    surrogate fitted on an array, the inputs' order. ``input_names`` that are the fit's own
+    column names in another order are refused: the surrogate takes its columns in the fit's
+    order (``input_names`` maps a fit's columns named otherwise to the inputs)."""
 
     def __init__(self, surrogate, input_names=None, output_names=None, **predict_kwargs):
         self.surrogate = surrogate
-        input_names = feature_names(surrogate) if input_names is None else input_names
+        fitted_on = feature_names(surrogate)
+        if input_names is not None and fitted_on is not None and \
+                sorted(map(str, input_names)) == sorted(fitted_on) and \
+                tuple(map(str, input_names)) != fitted_on:  # the fit's own names, reordered
+            raise ValueError(f"input_names {tuple(input_names)} are the columns the surrogate "
+                             f"was fitted on in another order, {fitted_on}: its predict takes "
+                             "them in the fit's order; leave input_names out, or give them in "
+                             "that order")
+        input_names = fitted_on if input_names is None else input_names
         if input_names is not None:
             self.input_names = tuple(input_names)
         self.output_names = tuple(output_names or ())

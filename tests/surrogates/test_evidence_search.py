@@ -107,6 +107,13 @@ def test_a_classifier_search_predicts_with_its_choice():
     (dict(param_grid={"widht": [1]}), r"\['widht'\]"),
     (dict(param_grid={"prior": "normal(0, 1)"}), "non-empty list"),
     (dict(param_grid={"inference": ["meanfield"]}), "keep inference='laplace'"),
+    # int(None) raised a TypeError; 2.7 and "3" were truncated to 2 and 3
+    (dict(estimator=BDL(hidden=(), inference="laplace", seed=None)),
+     r"seed must be an integer >= 0, got seed=None"),
+    (dict(param_grid={"seed": [2.7]}), r"got seed=2.7"),
+    (dict(param_grid={"seed": ["3"]}), r"got seed='3'"),
+    # seeds 0 and 1000 with 2 restarts each fitted seed 1000 twice
+    (dict(param_grid={"seed": [0, 1000]}, restarts=2), "fits would repeat"),
 ])
 def test_bad_search_settings_are_named(kwargs, match):
     X, y = _linear_data(10)
@@ -154,3 +161,28 @@ def test_the_search_over_numeric_prior_scales_picks_the_exact_evidence_best():
         c = row["params"]["laplace_prior_scale"]
         assert row["log_evidence"] == pytest.approx(exact[c], rel=1e-9)
     assert search.best_params_ == {"laplace_prior_scale": max(exact, key=exact.get)}
+
+
+def test_a_fit_without_a_finite_evidence_is_left_out_with_a_warning(monkeypatch):
+    """A NaN or +inf evidence (a broken fit) was dropped without a word, and table() put the
+    NaN rows among the others."""
+    from surrogates.bdl import evidence_search
+
+    real = evidence_search.fit_many
+
+    def breaking(fits, datasets, n_jobs=None):
+        real(fits, datasets, n_jobs=n_jobs)
+        fits[0].laplace_.log_evidence = float("nan")
+        fits[2].laplace_.log_evidence = float("inf")
+        return fits
+
+    monkeypatch.setattr(evidence_search, "fit_many", breaking)
+    X, y = _linear_data(20)
+    with pytest.warns(RuntimeWarning, match=r"2 of 4 fits have no finite evidence and are "
+                                            r"left out of the choice: rows \[0, 2\]"):
+        search = EvidenceSearch(BDL(hidden=(), inference="laplace", max_iter=100),
+                                {"prior": ["normal(0, 1)", "normal(0, 3)"]},
+                                restarts=2).fit(X, y)
+    assert search.best_index_ in (1, 3)
+    lines = search.table().splitlines()[1:]
+    assert lines[0].startswith("*") and all("nan" in x or "inf" in x for x in lines[2:])

@@ -19,7 +19,9 @@ surrogate learns ``g(x(u))`` from u. Steps:
    expected feasibility ``EFF`` (Bichon et al. 2008, with eps = 2 sigma; largest is best).
    ``batch`` points are chosen per iteration: the best ``pool`` candidates are split into
    ``batch`` clusters by k-means (in u) and the best candidate of each cluster is taken, so
-   that a batch does not crowd one spot. The batch is run in one :func:`propagate` call.
+   that a batch does not crowd one spot; a candidate already run is not picked again (its
+   sigma need not vanish: a GP's fitted noise kept points on the limit state first). The
+   batch is run in one :func:`propagate` call.
 5. Stop when, for ``patience`` consecutive iterations, the estimate is stable
    (``|Pf - Pf_previous| <= tol Pf``) and settled: ``min U >= u_min`` or
    ``Pf_upper - Pf_lower <= tol Pf``; or when ``max_runs`` true runs are spent (a warning then).
@@ -80,7 +82,18 @@ def surrogate_mean_std(surrogate, U):
     if mean.size != len(U) or std.size != len(U):
         raise ValueError(f"the surrogate predicted shapes {mean.shape} and {std.shape} for "
                          f"{len(U)} points; active learning needs one output")
-    return mean.reshape(-1), std.reshape(-1)
+    mean, std = mean.reshape(-1), std.reshape(-1)
+    # a NaN mean counted as safe and a NaN std fell out of both bounds: Pf low, or outside
+    # its own interval, without a word
+    for what, values, bad in (("mean", mean, ~np.isfinite(mean)),
+                              ("std", std, ~np.isfinite(std) | (std < 0))):
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"the surrogate predicted {int(bad.sum())} unusable {what}s at "
+                             f"{len(U)} points, the first {float(values[i])!r} at u = "
+                             f"{U[i].tolist()}: a {type(surrogate).__name__} whose prediction "
+                             "fails there cannot tell failure from safety")
+    return mean, std
 
 
 def expected_feasibility(mu, sigma):
@@ -95,16 +108,21 @@ def expected_feasibility(mu, sigma):
 
 def select_batch(candidates, score, k, pool, seed):
     """Indices of k candidates: the best ``pool`` by ``score`` (smaller is better) split into
-    k k-means clusters, the best of each."""
+    k k-means clusters, the best of each (where fewer distinct points than k leave clusters
+    empty, the next best points fill the batch)."""
     order = np.argsort(score, kind="stable")
     if k == 1:
         return order[:1]
     best = order[:max(pool, k)]
     from sklearn.cluster import KMeans
 
-    labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(candidates[best])
+    with warnings.catch_warnings():  # fewer distinct points than clusters: handled below
+        warnings.filterwarnings("ignore", message="Number of distinct clusters")
+        labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(candidates[best])
     # best is sorted by score, so the first member of each cluster is its best
-    return np.array([best[np.flatnonzero(labels == c)[0]] for c in range(k)])
+    chosen = [best[np.flatnonzero(labels == c)[0]] for c in range(k) if (labels == c).any()]
+    chosen += [i for i in best if i not in chosen][:k - len(chosen)]
+    return np.array(chosen)
 
 
 def _make(surrogate):
@@ -152,18 +170,19 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
     if learning not in LEARNING:
         raise ValueError(f"unknown learning function {learning!r}; use one of {LEARNING}")
     model = _make(surrogate)
-
-    U_train = special.ndtri(qmc.LatinHypercube(d=d, seed=rng).random(n_init))
-    g_train = ls(U_train, tag="iter-0000")
-    if candidates is None:
-        candidates = rng.standard_normal((n_candidates, d))
-    else:
+    if candidates is not None:  # refused before the initial design's true runs
         candidates = np.asarray(candidates, dtype=float)
         if candidates.ndim != 2 or candidates.shape[1] != d or len(candidates) < 100 or (
                 not np.isfinite(candidates).all()):
             raise ValueError(f"candidates must be a finite (n >= 100, {d}) array in u-space, "
                              f"got shape {candidates.shape}")
         n_candidates = len(candidates)
+
+    U_train = special.ndtri(qmc.LatinHypercube(d=d, seed=rng).random(n_init))
+    g_train = ls(U_train, tag="iter-0000")
+    if candidates is None:  # drawn after the design, as always: a seed's runs stay the same
+        candidates = rng.standard_normal((n_candidates, d))
+    run = np.zeros(n_candidates, dtype=bool)  # candidates already run: never picked again
     history, streak, converged, pf_prev = [], 0, False, None
     for it in itertools.count(1):
         model.fit(U_train, g_train)
@@ -190,10 +209,13 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
             warnings.warn(f"active learning stopped at max_runs={max_runs} true runs before "
                           f"its stopping rule held (Pf bounds [{n_low / n_candidates:.3g}, "
                           f"{n_up / n_candidates:.3g}]); raise max_runs", UserWarning,
-                          stacklevel=4)
+                          stacklevel=3)
             break
         score = U_score if learning == "U" else -expected_feasibility(mu, sd)
+        # a run candidate's sigma need not vanish (a GP's fitted noise): it was picked again
+        score = np.where(run, np.inf, score)
         pick = select_batch(candidates, score, k, pool, int(rng.integers(2 ** 31)))
+        run[pick] = True
         U_new = candidates[pick]
         g_new = ls(U_new, tag=f"iter-{it:04d}")
         U_train, g_train = np.concatenate([U_train, U_new]), np.concatenate([g_train, g_new])
@@ -201,7 +223,7 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
     hi = clopper_pearson(n_up, n_candidates, level)[1]
     if n_fail == 0:
         warnings.warn(f"no candidate of {n_candidates} fails on the surrogate: pf = 0; use a "
-                      "larger population (n_candidates)", UserWarning, stacklevel=4)
+                      "larger population (n_candidates)", UserWarning, stacklevel=3)
     cov = math.sqrt((1 - pf) / (n_candidates * pf)) if pf > 0 else math.inf
     return dict(pf=pf, cov=cov, ci=(lo, hi), beta=beta_of(pf), level=level, history=history,
                 info={"converged": converged, "iterations": len(history),
