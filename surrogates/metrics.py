@@ -147,8 +147,9 @@ def _classes(labels, proba):
     off = np.abs(proba.sum(1) - 1.0) > PROBA_SUM_TOLERANCE
     if off.any():
         i = int(np.argmax(off))
-        raise ValueError(f"each row of proba must sum to 1, row {i} sums to "
-                         f"{float(proba[i].sum())!r}: pass every class's probability")
+        raise ValueError(f"each row of proba must sum to 1 (within {PROBA_SUM_TOLERANCE}), "
+                         f"row {i} sums to {float(proba[i].sum())!r}: pass every class's "
+                         "probability (a low-precision softmax: cast it to float32 first)")
     raw = np.asarray(labels)
     flat = raw.reshape(-1) if raw.ndim == 2 and 1 in raw.shape else raw
     if flat.ndim != 1 or len(flat) != len(proba):

@@ -113,20 +113,21 @@ class SurrogateModel:
     uqkit model. Its inputs are ``input_names``, or, by default, the columns of the
     DataFrame it was fitted on (:func:`feature_names`; it took them by position before, and
     a surrogate fitted on E, P used on inputs P, E gave a mean of -326 for 5.0), or, for a
-    surrogate fitted on an array, the inputs' order. ``input_names`` that are the fit's own
-    column names in another order are refused: the surrogate takes its columns in the fit's
-    order (``input_names`` maps a fit's columns named otherwise to the inputs)."""
+    surrogate fitted on an array, the inputs' order. ``input_names`` that give one of the
+    fit's own column names at another place are refused: the surrogate takes its columns in
+    the fit's order (``input_names`` maps a fit's columns named otherwise to the inputs)."""
 
     def __init__(self, surrogate, input_names=None, output_names=None, **predict_kwargs):
         self.surrogate = surrogate
         fitted_on = feature_names(surrogate)
-        if input_names is not None and fitted_on is not None and \
-                sorted(map(str, input_names)) == sorted(fitted_on) and \
-                tuple(map(str, input_names)) != fitted_on:  # the fit's own names, reordered
-            raise ValueError(f"input_names {tuple(input_names)} are the columns the surrogate "
-                             f"was fitted on in another order, {fitted_on}: its predict takes "
-                             "them in the fit's order; leave input_names out, or give them in "
-                             "that order")
+        moved = [] if input_names is None or fitted_on is None else [
+            name for i, name in enumerate(map(str, input_names))
+            if name in fitted_on and fitted_on.index(name) != i]
+        if moved:  # a fit's own column given at another place: one input fed as another
+            raise ValueError(f"input_names {tuple(input_names)} put {moved} elsewhere than "
+                             f"the columns the surrogate was fitted on, {fitted_on}: its "
+                             "predict takes them in the fit's order; leave input_names out, "
+                             "or give each of the fit's names at its place")
         input_names = fitted_on if input_names is None else input_names
         if input_names is not None:
             self.input_names = tuple(input_names)

@@ -121,20 +121,23 @@ class EvidenceSearch(BaseEstimator):
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"seed must be an integer >= 0, got seed={seed!r} (each "
                                  f"restart r adds r * {SEED_STRIDE} to it)")
-            if "seed" in params and self.restarts > 1:
-                raise ValueError("param_grid varies the seed and restarts > 1 varies it too "
-                                 f"(restart r adds r * {SEED_STRIDE}): fits would repeat; "
-                                 "give the seeds by one of them")
 
     def fit(self, X, y):
         """Fit every candidate and restart on (X, y) (one :func:`surrogates.fit_many` call)
         and choose; returns self."""
         self._check()
-        fits, rows = [], []
+        fits, rows, made = [], [], {}
         for params in self.candidates():
             for r in range(self.restarts):
                 est = clone(self.estimator).set_params(**params)
                 est.set_params(seed=int(est.seed) + r * SEED_STRIDE)
+                fit_key = repr(sorted(est.get_params().items()))
+                if fit_key in made:  # a grid over seed meeting a restart's seed
+                    raise ValueError(f"{params} restart {r} fits seed {est.seed}, as "
+                                     f"{made[fit_key]} did: the same fit twice (restart r adds "
+                                     f"r * {SEED_STRIDE} to the seed); space the grid's seeds "
+                                     f"by at least {self.restarts * SEED_STRIDE}")
+                made[fit_key] = f"{params} restart {r}"
                 fits.append(est)
                 rows.append({"params": params, "restart": r, "seed": int(est.seed)})
         fit_many(fits, [(X, y)] * len(fits), n_jobs=self.n_jobs)

@@ -113,7 +113,9 @@ def test_a_classifier_search_predicts_with_its_choice():
     (dict(param_grid={"seed": [2.7]}), r"got seed=2.7"),
     (dict(param_grid={"seed": ["3"]}), r"got seed='3'"),
     # seeds 0 and 1000 with 2 restarts each fitted seed 1000 twice
-    (dict(param_grid={"seed": [0, 1000]}, restarts=2), "fits would repeat"),
+    (dict(param_grid={"seed": [0, 1000]}, restarts=2),
+     r"\{'seed': 1000\} restart 0 fits seed 1000, as \{'seed': 0\} restart 1 did: the same "
+     r"fit twice"),
 ])
 def test_bad_search_settings_are_named(kwargs, match):
     X, y = _linear_data(10)
@@ -186,3 +188,10 @@ def test_a_fit_without_a_finite_evidence_is_left_out_with_a_warning(monkeypatch)
     assert search.best_index_ in (1, 3)
     lines = search.table().splitlines()[1:]
     assert lines[0].startswith("*") and all("nan" in x or "inf" in x for x in lines[2:])
+
+
+def test_a_grid_over_seeds_that_never_meet_the_restarts_is_taken():
+    X, y = _linear_data(10)
+    search = EvidenceSearch(BDL(hidden=(), inference="laplace", max_iter=50),
+                            {"seed": [0, 1]}, restarts=2).fit(X, y)
+    assert [row["seed"] for row in search.results_] == [0, 1000, 1, 1001]

@@ -155,7 +155,8 @@ def test_a_true_class_of_probability_zero_costs_the_clipped_27_6_nats():
 
 @pytest.mark.parametrize("proba, message", [
     ([[1.5, -0.5], [0.5, 0.5]], r"probabilities in \[0, 1\], got 1.5 at index \(0, 0\)"),
-    ([[0.5, 0.5], [0.7, 0.7]], "each row of proba must sum to 1, row 1 sums to 1.4"),
+    ([[0.5, 0.5], [0.7, 0.7]], r"each row of proba must sum to 1 \(within 1e-05\), row 1 "
+                                r"sums to 1.4"),
     ([[0.5, 0.4], [0.5, 0.5]], "row 0 sums to 0.9")])
 def test_scores_instead_of_probabilities_are_refused(proba, message):
     """Logits or unnormalised scores gave a negative NLL and an ECE of confidences above 1."""

@@ -161,18 +161,25 @@ def by_name(raw, output_names):
     if columns is None:
         return raw
     if hasattr(raw, "columns") and not all(isinstance(c, str) for c in columns):
-        return np.asarray(raw)  # unnamed columns (0, 1, ...): by position
+        return _numbers(raw)  # unnamed columns (0, 1, ...): by position
     if not output_names:
         if isinstance(raw, dict):
             raise ValueError(f"the model returned a dict of outputs {columns} but has no "
                              "output_names to order them by: give the model output_names")
-        return np.asarray(raw)
+        return _numbers(raw)
     missing = [name for name in output_names if name not in columns]
     if missing:
         raise ValueError(f"the model returned outputs {columns} but its output_names are "
                          f"{tuple(output_names)}: {missing} missing")
-    # each column's own dtype: True/False columns stay bool, for normalise_output to flag
-    return np.column_stack([np.asarray(raw[name]) for name in output_names])
+    # True/False columns stay bool (for normalise_output to flag), the others are floats
+    return np.column_stack([_numbers(raw[name]) for name in output_names])
+
+
+def _numbers(table):
+    """``table`` (a DataFrame, a column) as a bool array where all of it is True/False, else
+    as floats (a pandas nullable column's NA as NaN)."""
+    values = np.asarray(table)
+    return values if values.dtype == bool else np.asarray(table, dtype=float)
 
 
 def normalise_output(raw, n, k=None):

@@ -107,10 +107,14 @@ def expected_feasibility(mu, sigma):
 
 
 def select_batch(candidates, score, k, pool, seed):
-    """Indices of k candidates: the best ``pool`` by ``score`` (smaller is better) split into
-    k k-means clusters, the best of each (where fewer distinct points than k leave clusters
-    empty, the next best points fill the batch)."""
+    """Indices of k candidates: the best ``pool`` by ``score`` (smaller is better; an infinite
+    score is never picked) split into k k-means clusters, the best of each; where fewer
+    distinct points than k leave clusters empty, the next best points not in the batch fill
+    it (fewer than k where the candidates hold fewer distinct points)."""
     order = np.argsort(score, kind="stable")
+    order = order[np.isfinite(score[order])]  # an infinite score: not to be picked (run)
+    if len(order) < k:
+        raise ValueError(f"{k} candidates asked for, {len(order)} can be picked")
     if k == 1:
         return order[:1]
     best = order[:max(pool, k)]
@@ -121,7 +125,13 @@ def select_batch(candidates, score, k, pool, seed):
         labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(candidates[best])
     # best is sorted by score, so the first member of each cluster is its best
     chosen = [best[np.flatnonzero(labels == c)[0]] for c in range(k) if (labels == c).any()]
-    chosen += [i for i in best if i not in chosen][:k - len(chosen)]
+    points = {tuple(candidates[i]) for i in chosen}
+    for i in order:  # clusters left empty: the next best points not in the batch yet
+        if len(chosen) == k:
+            break
+        if tuple(candidates[i]) not in points:
+            chosen.append(i)
+            points.add(tuple(candidates[i]))
     return np.array(chosen)
 
 
@@ -205,6 +215,13 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
             converged = True
             break
         k = min(batch, max_runs - ls.runs)
+        left = n_candidates - int(run.sum())
+        if left < k:  # a small population whose every candidate has run: nothing to add
+            warnings.warn(f"active learning stopped: {left} of its {n_candidates} candidates "
+                          f"are left to run, fewer than the batch of {k}, before its stopping "
+                          "rule held; use a larger population (n_candidates)", UserWarning,
+                          stacklevel=3)
+            break
         if k < 1:
             warnings.warn(f"active learning stopped at max_runs={max_runs} true runs before "
                           f"its stopping rule held (Pf bounds [{n_low / n_candidates:.3g}, "

@@ -293,3 +293,18 @@ def test_names_given_twice_are_refused_whole_and_an_answer_unpacks_as_three():
     out = ModelOutput(np.ones((2, 1)), np.zeros(2, int), np.array(["ok", "ok"]))
     values, status, reasons = out
     assert len(out) == 3 and out[1] is status and reasons.tolist() == ["ok", "ok"]
+
+
+def test_a_nullable_column_with_na_fails_its_row_not_the_batch():
+    """Keeping every column's dtype made a pandas "boolean" column with NA an object array
+    that float() refused: the whole batch ran again row by row (a review)."""
+    class Nullable:
+        output_names = ("g", "ok")
+
+        def __call__(self, X):
+            return pd.DataFrame({"g": X[:, 0],
+                                 "ok": pd.array([True, None, False], dtype="boolean")})
+
+    out = evaluate(Nullable(), np.array([[1.0], [2.0], [3.0]]))
+    assert out.rows_rerun == 0 and out.status.tolist() == [0, RAISED, 0]
+    assert out.reasons[1] == "non-finite output" and not out.boolean

@@ -11,7 +11,7 @@ import pytest
 
 from uqkit.cli import main
 
-from .test_cli_run import _study
+from .test_cli_run import GOOD, _study
 
 distributed = pytest.importorskip("distributed")
 
@@ -131,3 +131,38 @@ def test_a_module_beside_the_study_file_and_its_helper_run_on_the_cluster(tmp_pa
     rows = _rows(tmp_path / "out" / "runs.csv")
     a, b = (np.array([float(r[k]) for r in rows]) for k in "ab")
     assert len(rows) == 64 and np.array_equal([float(r["y"]) for r in rows], a + 3.0 * b)
+
+
+def test_uqkit_run_connects_once_for_the_runs_and_both_analyses_and_closes(tmp_path, cluster,
+                                                                          monkeypatch):
+    """One client for the runs, [sobol] and [failure] (each connected on its own before), and
+    closed at the end."""
+    from uqkit.execution import dask_cluster
+
+    made, closed = [], []
+    real = distributed.Client.__init__
+    connect = dask_cluster.dask_client
+
+    def counted_init(self, *args, **kwargs):
+        made.append(args[:1])
+        real(self, *args, **kwargs)
+
+    def counted_connect(address):
+        client = connect(address)
+        close = client.close
+
+        def counted_close(*args, **kwargs):
+            closed.append(address)
+            return close(*args, **kwargs)
+
+        client.close = counted_close
+        return client
+
+    monkeypatch.setattr(distributed.Client, "__init__", counted_init)
+    monkeypatch.setattr(dask_cluster, "dask_client", counted_connect)
+    config = _study(tmp_path, GOOD.replace("[failure]", "[sobol]\nn = 64\n[failure]"))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--dask", cluster,
+                 "--no-progress"]) == 0
+    assert (tmp_path / "out" / "sobol.json").exists()
+    assert (tmp_path / "out" / "failure.json").exists()
+    assert made == [(cluster,)] and closed == [cluster]

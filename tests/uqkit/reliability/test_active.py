@@ -61,8 +61,9 @@ class _Failing:
 
 @pytest.mark.parametrize("part", ["mean", "std"])
 def test_a_surrogate_predicting_nan_is_refused(part):
-    """A NaN mean counted as safe (Pf 6.3e-4 for 1.6e-3) and a NaN std fell out of both
-    bounds (Pf outside its own interval), each with converged=True."""
+    """A NaN mean counted as safe (here Pf 7.5e-4 for the true g's 1.9e-3 on the same
+    candidates) and a NaN std fell out of both bounds (Pf outside its own interval), each
+    with converged=True."""
     with pytest.raises(ValueError, match=rf"the surrogate predicted \d+ unusable {part}s at "
                                          r"\d+ points, the first nan at u = "):
         failure_probability(_hyperplane, standard_normals(2, "x"), method="active",
@@ -81,11 +82,12 @@ def test_a_bad_population_is_refused_before_any_true_run(candidates):
 
 
 def test_a_batch_from_fewer_distinct_points_than_clusters_is_filled_by_the_next_best():
-    """Two distinct points among the best for a batch of 4: an IndexError before."""
+    """Two distinct points among the best 100 for a batch of 4: an IndexError before. The
+    batch is filled by the next best distinct point, and holds no point twice."""
     points = np.repeat(np.array([[0.0, 0.0], [3.0, 3.0], [5.0, -5.0]]), [60, 60, 80], axis=0)
     score = np.concatenate([np.linspace(0, 1, 120), np.full(80, 9.0)])
     pick = select_batch(points, score, 4, pool=100, seed=0)
-    assert len(pick) == len(set(pick.tolist())) == 4 and (score[pick] < 9).all()
+    assert sorted(map(tuple, points[pick])) == [(0.0, 0.0), (3.0, 3.0), (5.0, -5.0)]
 
 
 def test_the_max_runs_warning_names_the_callers_line():
@@ -100,3 +102,28 @@ def test_the_max_runs_warning_names_the_callers_line():
 
     if not hasattr(active.active_learning, "__wrapped__"):  # mutmut adds a frame
         assert stopped[0].filename == __file__
+
+
+def test_a_run_candidate_is_not_picked_even_inside_the_pool():
+    """Run candidates (an infinite score) inside the k-means pool gave up a cluster's "best"
+    member: one was picked in 60 of 200 seeds (a review)."""
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(100, 2))
+    score = rng.uniform(size=100)
+    score[np.argsort(points[:, 0])[:40]] = np.inf  # a cluster of run candidates
+    for seed in range(40):
+        pick = select_batch(points, score, 4, pool=200, seed=seed)
+        assert np.isfinite(score[pick]).all() and len(set(pick.tolist())) == 4
+    with pytest.raises(ValueError, match="5 candidates asked for, 2 can be picked"):
+        select_batch(points, np.where(np.arange(100) < 2, 0.0, np.inf), 5, 50, 0)
+
+
+def test_a_small_population_stops_with_a_warning_when_every_candidate_has_run():
+    g = _Rows(four_branch)
+    with pytest.warns(UserWarning, match=r"active learning stopped: \d of its 100 candidates "
+                                         r"are left to run, fewer than the batch of 8"):
+        r = failure_probability(g, standard_normals(2, "x"), method="active", surrogate="gp",
+                                n_candidates=100, batch=8, max_runs=200, executor="serial",
+                                seed=1, u_min=9.9)  # a rule that does not hold on 100 points
+    # the 12 of the initial design and 96 of the 100 candidates, each once
+    assert len(g.rows) == len(set(g.rows)) == r.model_runs == 108
