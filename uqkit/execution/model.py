@@ -147,9 +147,9 @@ def check_output_names(names):
 def by_name(raw, output_names):
     """A table of outputs by name (a DataFrame, a dict of columns) as its columns in the
     order of ``output_names``: by position, a DataFrame of columns q, p gave p's values as
-    q's. Anything else comes back as it is. The columns keep their dtype: a table whose
-    every column is True/False comes back as a bool array, which :func:`normalise_output`
-    flags (a float one read a failure indicator as 1 and 0 without a word).
+    q's. Anything else comes back as it is. A table whose every column is True/False comes
+    back as a bool array, which :func:`normalise_output` flags (as floats, a failure
+    indicator was read as 1 and 0 without a word); any other as floats.
 
     Raises:
         ValueError: the table lacks a name of ``output_names``, or has no names to go by.

@@ -216,11 +216,10 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
             break
         k = min(batch, max_runs - ls.runs)
         left = n_candidates - int(run.sum())
-        if left < k:  # a small population whose every candidate has run: nothing to add
-            warnings.warn(f"active learning stopped: {left} of its {n_candidates} candidates "
-                          f"are left to run, fewer than the batch of {k}, before its stopping "
-                          "rule held; use a larger population (n_candidates)", UserWarning,
-                          stacklevel=3)
+        if k >= 1 and left == 0:  # a small population whose every candidate has run
+            warnings.warn(f"active learning stopped: every one of its {n_candidates} "
+                          "candidates has run before its stopping rule held; use a larger "
+                          "population (n_candidates)", UserWarning, stacklevel=3)
             break
         if k < 1:
             warnings.warn(f"active learning stopped at max_runs={max_runs} true runs before "
@@ -231,7 +230,7 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
         score = U_score if learning == "U" else -expected_feasibility(mu, sd)
         # a run candidate's sigma need not vanish (a GP's fitted noise): it was picked again
         score = np.where(run, np.inf, score)
-        pick = select_batch(candidates, score, k, pool, int(rng.integers(2 ** 31)))
+        pick = select_batch(candidates, score, min(k, left), pool, int(rng.integers(2 ** 31)))
         run[pick] = True
         U_new = candidates[pick]
         g_new = ls(U_new, tag=f"iter-{it:04d}")

@@ -120,10 +120,10 @@ def test_a_run_candidate_is_not_picked_even_inside_the_pool():
 
 def test_a_small_population_stops_with_a_warning_when_every_candidate_has_run():
     g = _Rows(four_branch)
-    with pytest.warns(UserWarning, match=r"active learning stopped: \d of its 100 candidates "
-                                         r"are left to run, fewer than the batch of 8"):
+    with pytest.warns(UserWarning, match=r"active learning stopped: every one of its 100 "
+                                         r"candidates has run before its stopping rule held"):
         r = failure_probability(g, standard_normals(2, "x"), method="active", surrogate="gp",
                                 n_candidates=100, batch=8, max_runs=200, executor="serial",
                                 seed=1, u_min=9.9)  # a rule that does not hold on 100 points
-    # the 12 of the initial design and 96 of the 100 candidates, each once
-    assert len(g.rows) == len(set(g.rows)) == r.model_runs == 108
+    # the 12 of the initial design and the 100 candidates, each once (the last batch of 4)
+    assert len(g.rows) == len(set(g.rows)) == r.model_runs == 112
