@@ -133,3 +133,46 @@ def test_a_gaussian_copula_is_not_checked_for_convergence_as_its_inverse_is_exac
     res = failure_probability(lambda X: 300 - X[:, 0] - 2 * X[:, 1], logs, method="is",
                               executor="serial", seed=1)
     assert res.pf == pytest.approx(8.6e-4, rel=0.2)  # FORM: 8.61e-4
+
+
+# -- each rule is scipy's with the seed's generator (a first mutation run of the module found
+#    "sobol" and "halton" interchangeable in the tests, and the upper bound unchecked) --------
+
+def _scipy_sequence(rule, d, n, rng):
+    """The points scipy draws for ``rule`` from the generator ``rng``."""
+    from scipy.stats import qmc
+
+    if rule == "random":
+        return rng.random((n, d))
+    engine = {"lhs": qmc.LatinHypercube, "sobol": qmc.Sobol, "halton": qmc.Halton}[rule]
+    return engine(d, rng=rng).random(n)
+
+
+@pytest.mark.parametrize("rule, scipy_rule", [("random", "random"), ("lhs", "lhs"),
+                                              ("LATIN_HYPERCUBE", "lhs"), ("sobol", "sobol"),
+                                              ("halton", "halton")])
+def test_each_rule_is_scipys_own_sequence_for_the_seed(rule, scipy_rule):
+    from uqkit.inputs.sampling import EDGE, unit_sample
+
+    truth = _scipy_sequence(scipy_rule, 3, 16, np.random.default_rng(5))
+    np.testing.assert_array_equal(unit_sample(3, 16, rule, seed=5),
+                                  np.clip(truth, EDGE, 1.0 - EDGE))
+
+
+def test_an_upper_bound_alone_is_kept_and_the_centre_is_not_moved():
+    from uqkit.inputs.transforms import u_to_x
+
+    inputs = RandomInputs.from_spec({"t": "normal(0, 1)"}, bounds={"t": (None, 6.0)})
+    x = u_to_x(inputs, [[8.0], [0.0], [-7.0]])[:, 0]
+    assert x[0] == 6.0 and x[1] == 0.0 and x[2] == pytest.approx(-7.0, rel=1e-9)
+
+
+def test_samples_hold_floats_and_record_how_they_were_drawn():
+    s = Samples(np.array([[1, 2]]), ("a", "b"))
+    assert s.values.dtype == np.float64 and s.names == ("a", "b")
+    assert np.asarray(s, dtype=np.float32).dtype == np.float32
+    assert np.asarray(s) is s.values
+    inputs = RandomInputs.from_spec({"a": "uniform(0, 1)"})
+    assert sample(inputs, 4, seed=3).origin["seed"] == 3
+    assert sample(inputs, 4).origin["seed"] is None
+    assert sample(inputs, 4, seed=np.random.default_rng(0)).origin["seed"] == "rng"
