@@ -71,3 +71,22 @@ def test_outputs_of_another_width_than_their_names_are_refused_unless_every_run_
     assert failed.columns() == ("x", "a", "b", "status", "reason")
     with pytest.raises(ValueError, match="'status' or 'reason', its own"):
         _result([0], ["ok"], output_names=("status", "b")).columns()
+
+
+def test_failures_count_reasons_without_the_runs_own_directory():
+    res = _result([RAISED, RAISED, 0], ["exit code 3 (run dir /s/runs/r1)",
+                                        "exit code 3 (run dir /s/runs/r2)", "ok"])
+    assert res.failures() == Counter({"exit code 3": 2})
+    assert res.summary().splitlines()[0].endswith("from the store; 1.2 s")  # nothing kept
+    assert res.summary().splitlines()[1] == "  2 x exit code 3"
+
+
+def test_an_output_named_reason_is_refused_and_pandas_is_named_where_missing(monkeypatch):
+    with pytest.raises(ValueError, match=r"the names \['reason'\] would be two columns"):
+        _result([0], ["ok"], output_names=("a", "reason")).columns()
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError) as info:
+        _result([0], ["ok"]).to_dataframe()
+    assert str(info.value) == "to_dataframe needs pandas (pip install pandas); to_csv does not"
