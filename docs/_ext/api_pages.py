@@ -5,6 +5,11 @@ One page per public module of the packages in ``api_packages`` (conf.py), under
 ``__all__`` (linked to where each is defined and documented) and its submodules; a module's
 page documents every name of its ``__all__`` with autodoc. Modules whose name starts with an
 underscore, and ``__main__``, are private and left out.
+
+A cross-reference to a name by the package that exports it (``uqkit.propagate``,
+``surrogates.BDL.calibrate``), or by its bare name in a docstring of that package, resolves to
+where that name is documented (:func:`resolve_exported`), so that the guide can name objects
+as users import them.
 """
 import importlib
 import inspect
@@ -12,7 +17,10 @@ import pathlib
 import pkgutil
 import re
 
+from sphinx.util import logging
+
 OUT = "api/generated"
+LOGGER = logging.getLogger(__name__)
 
 
 def public_modules(package):
@@ -110,9 +118,76 @@ def skip_generated_members(app, what, name, obj, skip, options):
     return None
 
 
+def documented_name(target):
+    """The dotted name under which the object ``target`` names is documented: its module's,
+    where that public module lists it in ``__all__`` (an attribute of a class follows its
+    class); None where ``target`` does not import."""
+    parts = target.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        chain = []
+        for part in parts[cut:]:
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return None
+            chain.append(obj)
+        break
+    else:
+        return None
+    # the outermost object a module defines (a class for a method): where it is documented
+    owner_at = next((i for i, o in enumerate(chain) if inspect.isclass(o) or
+                     inspect.isfunction(o) or i == len(chain) - 1), 0)
+    owner, rest = chain[owner_at], parts[cut + owner_at + 1:]
+    home = getattr(owner, "__module__", None)
+    name = getattr(owner, "__name__", parts[cut + owner_at])
+    if not isinstance(home, str):
+        return None
+    modules = public_modules(home.split(".")[0])
+    candidates = [home] + sorted((m for m in modules if m != home), key=len, reverse=True)
+    for candidate in candidates:
+        if candidate not in modules:
+            continue
+        module = importlib.import_module(candidate)
+        if name in getattr(module, "__all__", ()) and getattr(module, name, None) is owner:
+            return ".".join([candidate, name, *rest])
+    return None
+
+
+def resolve_exported(app, env, node, contnode):
+    """``missing-reference``: a Python name given by the package that exports it, resolved
+    where it is documented (None leaves the reference missing)."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "").lstrip(".~")
+    module = node.get("py:module") or ""
+    parts = module.split(".") if module else []
+    # the name as written, then relative to the docstring's module and each package above it
+    names = [target] + [".".join(parts[:i] + [target]) for i in range(len(parts), 0, -1)]
+    for name in names:
+        try:
+            real = documented_name(name)
+        except Exception:  # a name that does not import is left to Sphinx's own warning
+            real = None
+        if real is not None:
+            break
+    else:
+        if not node["refdoc"].startswith(("api/", "auto_examples/")):
+            # the guide's pages name what a user imports: a name there that resolves
+            # nowhere is a broken link, which -W turns into a failed build
+            LOGGER.warning("%s reference %r resolves to nothing documented",
+                           node["reftype"], target, location=node)
+        return None
+    return env.get_domain("py").resolve_xref(env, node["refdoc"], app.builder,
+                                             node["reftype"], real, node, contnode)
+
+
 def setup(app):
     app.add_config_value("api_packages", [], "env")
     app.setup_extension("sphinx.ext.autosummary")
     app.connect("builder-inited", write_pages)
     app.connect("autodoc-skip-member", skip_generated_members)
+    app.connect("missing-reference", resolve_exported)
     return {"parallel_read_safe": True, "version": "1"}

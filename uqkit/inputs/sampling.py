@@ -14,7 +14,6 @@ Example:
     >>> s.names, s.values.shape
     (('l', 'b', 't', 'E', 'nu'), (4, 5))
 """
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,11 +96,8 @@ def unit_sample(d, n, rule="random", seed=None):
         u = rng.random((n, d))
     elif name == "lhs":
         u = qmc.LatinHypercube(d, rng=rng).random(n)
-    elif name == "sobol":
-        with warnings.catch_warnings():
-            if n & (n - 1) == 0:  # scipy warns about balance only for other n
-                warnings.simplefilter("ignore", UserWarning)
-            u = qmc.Sobol(d, scramble=True, rng=rng).random(n)
+    elif name == "sobol":  # scipy warns that n is not a power of two
+        u = qmc.Sobol(d, scramble=True, rng=rng).random(n)
     else:
         u = qmc.Halton(d, scramble=True, rng=rng).random(n)
     return np.clip(u, EDGE, 1.0 - EDGE)
@@ -157,8 +153,9 @@ def inverse_rosenblatt(inputs, u, off="raise"):
     bad = ~np.isfinite(values)
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise ValueError(f"input {inputs.names[c]!r}: the inverse transform of u = {u[r, c]!r} "
-                         f"gave {values[r, c]!r}; check the distribution's parameters")
+        raise ValueError(f"input {inputs.names[c]!r}: the inverse transform of u = "
+                         f"{float(u[r, c])!r} gave {float(values[r, c])!r}; check the "
+                         "distribution's parameters")
     if _inverse_is_iterative(inputs.joint):
         bad = _check_inverse(inputs, u, values, off == "raise")
         values[bad.any(axis=1)] = np.nan

@@ -69,8 +69,12 @@ def test_outputs_of_another_width_than_their_names_are_refused_unless_every_run_
     failed = _result([RAISED, RAISED], ["r", "r"], np.full((2, 0), np.nan),
                      output_names=("a", "b"))
     assert failed.columns() == ("x", "a", "b", "status", "reason")
-    with pytest.raises(ValueError, match="'status' or 'reason', its own"):
+    with pytest.raises(ValueError) as info:
         _result([0], ["ok"], output_names=("status", "b")).columns()
+    assert str(info.value) == (
+        "the names ['status'] would be two columns of the export (an output named like an "
+        "input, or an input or output named 'status' or 'reason', its own): rename them to "
+        "export the runs")
 
 
 def test_failures_count_reasons_without_the_runs_own_directory():

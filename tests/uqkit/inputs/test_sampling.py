@@ -176,3 +176,74 @@ def test_samples_hold_floats_and_record_how_they_were_drawn():
     assert sample(inputs, 4, seed=3).origin["seed"] == 3
     assert sample(inputs, 4).origin["seed"] is None
     assert sample(inputs, 4, seed=np.random.default_rng(0)).origin["seed"] == "rng"
+
+
+def test_samples_keep_their_names_as_a_tuple_and_give_them_as_a_dict():
+    s = Samples(np.array([[1.0, 10.0], [2.0, 20.0]]), ["a", "b"])
+    assert s.names == ("a", "b") and hash(s.names)
+    as_dict = s.to_dict()
+    assert list(as_dict) == ["a", "b"] and as_dict["b"].tolist() == [10.0, 20.0]
+    with pytest.raises(KeyError, match=r"no input 'c'; inputs are \('a', 'b'\)"):
+        s["c"]
+    with pytest.raises(IndexError, match=r"\(samples\['a'\]\), not \(slice"):
+        s[:, 0]
+    as32 = np.asarray(s, dtype=np.float32)
+    assert as32.dtype == np.float32 and as32.tolist() == [[1.0, 10.0], [2.0, 20.0]]
+
+
+def test_the_default_rule_is_random():
+    from uqkit.inputs.sampling import unit_sample
+
+    np.testing.assert_array_equal(unit_sample(3, 5, seed=4),
+                                  unit_sample(3, 5, rule="random", seed=4))
+    np.testing.assert_array_equal(sample(table3(), 5, seed=4).values,
+                                  sample(table3(), 5, rule="random", seed=4).values)
+
+
+@pytest.mark.parametrize("n, warns", [(8, False), (64, False), (1, False), (12, True),
+                                      (7, True)])
+def test_sobol_warns_about_its_balance_only_where_n_is_not_a_power_of_two(n, warns):
+    import warnings
+
+    from uqkit.inputs.sampling import unit_sample
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        unit_sample(2, n, rule="sobol", seed=0)
+    balance = [w for w in caught if "balance properties" in str(w.message)]
+    assert bool(balance) == warns, [str(w.message) for w in caught]
+    assert len(caught) == len(balance)  # nothing else
+
+
+def test_a_non_finite_inverse_is_refused_naming_the_input_and_the_point(monkeypatch):
+    """chaospy clips its normal at 8.22 std, so a broken distribution stands in: its
+    inverse gives inf for the second row's second input."""
+    from uqkit.inputs.sampling import inverse_rosenblatt
+
+    inputs = RandomInputs.from_spec({"a": "uniform(0, 1)", "b": "normal(0, 1)"})
+    exact = inputs.joint.inv
+
+    def broken(u):
+        x = exact(u)
+        x[1, 1] = np.inf
+        return x
+
+    monkeypatch.setattr(inputs.joint, "inv", broken)
+    with pytest.raises(ValueError, match=r"input 'b': the inverse transform of u = 0\.75 "
+                                         r"gave inf; check the distribution's parameters"):
+        inverse_rosenblatt(inputs, np.array([[0.5, 0.5], [0.2, 0.75]]))
+
+
+def test_chaospys_own_failed_check_is_refused_naming_the_inputs(monkeypatch):
+    from uqkit.inputs.sampling import inverse_rosenblatt
+
+    inputs = RandomInputs.from_spec({"a": "normal(0, 1)", "b": "normal(0, 1)"})
+
+    def fails(u):
+        raise AssertionError
+
+    monkeypatch.setattr(inputs.joint, "inv", fails)
+    with pytest.raises(ValueError, match=r"could not invert the joint distribution of "
+                                         r"\('a', 'b'\) at these points \(AssertionError "
+                                         r"\); for a copula, a smaller parameter"):
+        inverse_rosenblatt(inputs, np.array([[0.5, 0.5]]))
