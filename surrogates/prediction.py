@@ -86,11 +86,12 @@ def check_levels(levels):
     (0.9, 0.95)
     """
     try:
-        out = tuple(float(lv) for lv in np.atleast_1d(np.asarray(levels, dtype=float)))
+        flat = np.asarray(levels, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"levels must be probabilities in (0, 1), got {levels!r}") from None
+    out = tuple(float(lv) for lv in np.atleast_1d(flat)) if flat.ndim <= 1 else ()
     bad = [lv for lv in out if not 0 < lv < 1]
-    if bad or np.ndim(levels) > 1:
+    if bad or flat.ndim > 1:
         raise ValueError(f"levels must be central-interval probabilities in (0, 1), e.g. "
                          f"(0.9, 0.95), got {bad[0] if bad else levels!r}")
     return out

@@ -11,16 +11,14 @@ A cross-reference to a name by the package that exports it (``uqkit.propagate``,
 where that name is documented (:func:`resolve_exported`), so that the guide can name objects
 as users import them.
 """
+import functools
 import importlib
 import inspect
 import pathlib
 import pkgutil
 import re
 
-from sphinx.util import logging
-
 OUT = "api/generated"
-LOGGER = logging.getLogger(__name__)
 
 
 def public_modules(package):
@@ -118,70 +116,85 @@ def skip_generated_members(app, what, name, obj, skip, options):
     return None
 
 
-def documented_name(target):
-    """The dotted name under which the object ``target`` names is documented: its module's,
-    where that public module lists it in ``__all__`` (an attribute of a class follows its
-    class); None where ``target`` does not import."""
-    parts = target.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
+@functools.lru_cache(maxsize=None)
+def _public(package):
+    return tuple(public_modules(package))
+
+
+def _import_prefix(parts):
+    """(the longest importable module of ``parts``' prefixes, how many parts it takes)."""
+    for cut in range(len(parts), 0, -1):
         try:
-            obj = importlib.import_module(".".join(parts[:cut]))
+            return importlib.import_module(".".join(parts[:cut])), cut
         except ImportError:
             continue
-        chain = []
-        for part in parts[cut:]:
-            obj = getattr(obj, part, None)
-            if obj is None:
-                return None
-            chain.append(obj)
-        break
-    else:
+    return None, 0
+
+
+def documented_name(target, packages):
+    """The dotted name under which ``target`` (a name in one of ``packages``, as a user
+    imports it) is documented: the public module whose ``__all__`` lists the object (the
+    object's own module first); an attribute, method or field of a class follows its class.
+    None where ``target`` names nothing there."""
+    parts = target.split(".")
+    if parts[0] not in packages:
         return None
-    # the outermost object a module defines (a class for a method): where it is documented
-    owner_at = next((i for i, o in enumerate(chain) if inspect.isclass(o) or
-                     inspect.isfunction(o) or i == len(chain) - 1), 0)
-    owner, rest = chain[owner_at], parts[cut + owner_at + 1:]
-    home = getattr(owner, "__module__", None)
-    name = getattr(owner, "__name__", parts[cut + owner_at])
-    if not isinstance(home, str):
+    obj, cut = _import_prefix(parts)
+    if obj is None:
         return None
-    modules = public_modules(home.split(".")[0])
-    candidates = [home] + sorted((m for m in modules if m != home), key=len, reverse=True)
+    if cut == len(parts):
+        return obj.__name__
+    # down to the first class or the last part; what follows a class is its attribute
+    # (a dataclass field or an attribute without a class default does not getattr)
+    at = cut
+    while True:
+        obj = getattr(obj, parts[at], None)
+        if obj is None:
+            return None
+        if inspect.isclass(obj) or at == len(parts) - 1:
+            break
+        at += 1
+    name, rest = parts[at], parts[at + 1:]
+    home = getattr(obj, "__module__", None)
+    modules = _public(parts[0])
+    candidates = ([home] if isinstance(home, str) else []) + sorted(
+        modules, key=len, reverse=True)  # constants have no __module__: look them up
     for candidate in candidates:
         if candidate not in modules:
             continue
         module = importlib.import_module(candidate)
-        if name in getattr(module, "__all__", ()) and getattr(module, name, None) is owner:
+        if name in getattr(module, "__all__", ()) and getattr(module, name, None) is obj:
             return ".".join([candidate, name, *rest])
     return None
 
 
 def resolve_exported(app, env, node, contnode):
-    """``missing-reference``: a Python name given by the package that exports it, resolved
-    where it is documented (None leaves the reference missing)."""
+    """``missing-reference`` (every listener of it runs; the first answer wins): a Python name of the documented
+    packages given as a user imports it (or bare, in a docstring of that package), resolved
+    where it is documented. On a page outside the API reference and the gallery, a name
+    that resolves nowhere is marked to be warned about: a broken link, which -W turns into
+    a failed build."""
     if node.get("refdomain") != "py":
         return None
     target = node.get("reftarget", "").lstrip(".~")
     module = node.get("py:module") or ""
     parts = module.split(".") if module else []
+    packages = tuple(app.config.api_packages)
     # the name as written, then relative to the docstring's module and each package above it
     names = [target] + [".".join(parts[:i] + [target]) for i in range(len(parts), 0, -1)]
+    domain = env.get_domain("py")
     for name in names:
-        try:
-            real = documented_name(name)
-        except Exception:  # a name that does not import is left to Sphinx's own warning
-            real = None
-        if real is not None:
-            break
-    else:
-        if not node["refdoc"].startswith(("api/", "auto_examples/")):
-            # the guide's pages name what a user imports: a name there that resolves
-            # nowhere is a broken link, which -W turns into a failed build
-            LOGGER.warning("%s reference %r resolves to nothing documented",
-                           node["reftype"], target, location=node)
-        return None
-    return env.get_domain("py").resolve_xref(env, node["refdoc"], app.builder,
-                                             node["reftype"], real, node, contnode)
+        real = documented_name(name, packages)
+        if real is None:
+            continue
+        found = domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], real,
+                                    node, contnode)
+        if found is not None:
+            return found
+    if not node["refdoc"].startswith(("api/", "auto_examples/")):
+        # Sphinx warns about it where no other resolver (the built-in types') takes it
+        node["refwarn"] = True
+    return None
 
 
 def setup(app):
@@ -189,5 +202,6 @@ def setup(app):
     app.setup_extension("sphinx.ext.autosummary")
     app.connect("builder-inited", write_pages)
     app.connect("autodoc-skip-member", skip_generated_members)
-    app.connect("missing-reference", resolve_exported)
+    # after Sphinx's own resolvers (the built-in types' is at 900), whose answer comes first
+    app.connect("missing-reference", resolve_exported, priority=950)
     return {"parallel_read_safe": True, "version": "1"}

@@ -155,8 +155,9 @@ def test_levels_are_a_flat_tuple_of_probabilities_and_the_refusal_names_the_leve
         check_levels("x")
     with pytest.raises(ValueError, match=r"e\.g\. \(0\.9, 0\.95\), got 95\.0"):
         check_levels([0.9, 95])
-    with pytest.raises(ValueError, match=r"got \[\[0\.9, 0\.95\]\]"):
-        check_levels([[0.9, 0.95]])
+    for nested in ([[0.9, 0.95]], [[0.9], [0.95]], [[0.9]]):  # refused on every NumPy
+        with pytest.raises(ValueError, match=r"e\.g\. \(0\.9, 0\.95\), got \[\["):
+            check_levels(nested)
 
 
 def _prediction(samples=True):
@@ -182,5 +183,6 @@ def test_rescaled_keeps_no_samples_where_there_were_none_and_refuses_a_zero_scal
     with pytest.raises(ValueError, match=r"scale must be finite and > 0, got scale=0\.0"):
         pred.rescaled(0.0)
     classes = Prediction(pred.mean, pred.epistemic_var)
-    with pytest.raises(ValueError, match="rescaled\\(\\) is for regression predictions"):
+    with pytest.raises(ValueError) as info:
         classes.rescaled(2.0)
+    assert str(info.value) == "rescaled() is for regression predictions (with a noise variance)"

@@ -18,24 +18,26 @@ def _data(seed=0, n=60):
 @pytest.mark.parametrize("inference", ["laplace", "meanfield"])
 def test_a_prediction_moves_with_the_targets_units(inference):
     """Targets in other units (times 1000 plus 5, and times 0.01 for the second output)
-    standardise to the same numbers, so the fit is the same and its prediction moves with
-    the units: the mean by the affine map, both variances by the squared factor, and the
-    interval ends with the mean."""
+    standardise to the same numbers up to rounding, so the fit is the same and its
+    prediction moves with the units: the mean by the affine map, both variances by the
+    squared factor, and the interval ends with the mean."""
     X, Y = _data()
     factor, shift = np.array([1000.0, 0.01]), np.array([5.0, -3.0])
     kw = dict(hidden=(8,), inference=inference, seed=0, predict_samples=40,
               **SETTINGS[inference])
     base = BDL(**kw).fit(X, Y).predict_distribution(X[:15], levels=(0.9,))
     moved = BDL(**kw).fit(X, Y * factor + shift).predict_distribution(X[:15], levels=(0.9,))
-    def back(x):  # to the first fit's units
-        return (x - shift) / factor
+    def off(x, y):  # in the first fit's units, per output's spread
+        return np.abs(((x - shift) / factor - y) / Y.std(0)).max()
 
-    np.testing.assert_allclose(back(moved.mean), base.mean, rtol=1e-6, atol=1e-9)
+    # L-BFGS amplifies the rounding of the standardised targets: 1.5e-6 at worst over 16
+    # seeds of data and fit; a wrong unit is a factor of 1000 or 0.01
+    assert off(moved.mean, base.mean) < 1e-4
     for name in ("epistemic_var", "aleatoric_var"):
         np.testing.assert_allclose(getattr(moved, name) / factor ** 2, getattr(base, name),
-                                   rtol=1e-5)
+                                   rtol=1e-4)
     for a, b in zip(moved.intervals[0.9], base.intervals[0.9]):
-        np.testing.assert_allclose(back(a), b, rtol=1e-6, atol=1e-9)
+        assert off(a, b) < 1e-4
 
 
 @pytest.mark.parametrize("inference", ["laplace", "meanfield"])
