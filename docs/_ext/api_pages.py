@@ -169,11 +169,11 @@ def documented_name(target, packages):
 
 
 def resolve_exported(app, env, node, contnode):
-    """``missing-reference`` (every listener of it runs; the first answer wins): a Python name of the documented
-    packages given as a user imports it (or bare, in a docstring of that package), resolved
-    where it is documented. On a page outside the API reference and the gallery, a name
-    that resolves nowhere is marked to be warned about: a broken link, which -W turns into
-    a failed build."""
+    """``missing-reference`` (every listener of it runs; the first answer wins): a Python
+    name of the documented packages given as a user imports it (or bare, in a docstring of
+    that package), resolved where it is documented. On a page outside the API reference and
+    the gallery, a name that resolves nowhere is marked to be warned about: a broken link,
+    which -W turns into a failed build."""
     if node.get("refdomain") != "py":
         return None
     target = node.get("reftarget", "").lstrip(".~")
