@@ -120,6 +120,15 @@ class LaplaceEvidence:
         gamma_j = tau * (self.blocks.reshape(k, -1) @ Hi.reshape(-1))
         return 2.0 * torch.log(torch.diagonal(L)).sum(), Hi, trace_g, gamma_j
 
+    def log_c_hessian(self, c, Hi, trace_g, E):
+        """(G, G) second derivatives of log Z in log c at fixed noise precisions, in P space:
+        ``(c c^T * S - diag(c tr_g(H^-1)) - diag(c q)) / 2``, ``S_gh`` the sum of
+        ``(H^-1)_ab^2`` over a in g, b in h (``dH / d log c_h`` is ``c_h`` on group h's
+        diagonal, so ``d tr_g(H^-1) / d log c_h = -c_h S_gh``). ``Hi`` is H^-1, ``trace_g``
+        its trace per group, ``E`` the (G, P) indicator of the groups."""
+        S = E @ (Hi * Hi) @ E.T
+        return 0.5 * (c[:, None] * c[None, :] * S - torch.diag(c * trace_g + c * self.q))
+
     def newton(self, c, tau, free_tau, bounds, gtol, max_iter=200):
         """P-space maximisation: each step sets the noise precisions by MacKay's update
         ``tau_j = (n_j - gamma_j) / SSE_j`` and takes a Newton step in log c with the exact
@@ -146,8 +155,7 @@ class LaplaceEvidence:
                 break
             if free_tau:
                 tau = (self.n_out - gamma_j) / self.sse
-            S = E @ (Hi * Hi) @ E.T
-            hess = 0.5 * (c[:, None] * c[None, :] * S - torch.diag(c * trace_g + c * self.q))
+            hess = self.log_c_hessian(c, Hi, trace_g, E)
             step = None
             if torch.linalg.eigvalsh(hess).max() < 0:
                 step = torch.linalg.solve(hess, -grad_c)

@@ -59,7 +59,7 @@ def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as fh:
             return fh.read().split(") ")[-1][0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open or the read
         return False
 
 

@@ -106,3 +106,56 @@ def test_a_dependent_joint_takes_the_rosenblatt_variables():
     inputs = RandomInputs(["a", "b"], chaospy.J(a, chaospy.Beta(2, 3, lower=a, upper=a + 1)))
     Z, recurrences, space = input_germs(inputs, np.full((4, 2), 0.5), 2)
     assert space == "rosenblatt-normal" and np.allclose(Z, 0)
+
+
+def test_one_input_and_a_copula_each_get_their_own_space():
+    """One input given as a bare distribution (not a chaospy.J): it is still independent
+    and gets its own polynomials; two inputs under a copula are dependent and get the
+    Rosenblatt normal variables."""
+    P = np.array([[0.25], [0.5], [0.9]])
+    one = RandomInputs(["a"], chaospy.Uniform(0, 1))
+    Z, recurrences, space = input_germs(one, P, 2)
+    assert space == "inputs" and np.allclose(Z, 2 * P - 1)
+    np.testing.assert_allclose(recurrences[0][1], legendre_recurrence(2)[1])
+    pair = RandomInputs.from_spec({"a": "uniform(0, 1)", "b": "uniform(0, 1)"}).with_copula(
+        "clayton", 2.0)
+    P2 = np.column_stack([P[:, 0], P[::-1, 0]])
+    Z2, _, space2 = input_germs(pair, P2, 2)
+    assert space2 == "rosenblatt-normal"
+    from scipy import special
+
+    np.testing.assert_allclose(Z2, special.ndtri(P2), rtol=1e-12)
+
+
+def test_a_measure_on_one_point_stops_its_recurrence_where_it_breaks_down():
+    """One point carries no polynomial of degree 1: beta_1 = 0, and the recurrence stops
+    there, its later terms as initialised (Gautschi's breakdown)."""
+    from uqkit.inputs.polynomials import discrete_recurrence
+
+    alpha, beta = discrete_recurrence(np.array([0.5]), np.array([1.0]), 3)
+    assert alpha.tolist() == [0.5, 0.0, 0.0, 0.0] and beta.tolist() == [1.0, 0.0, 1.0, 1.0]
+
+
+def test_a_marginal_whose_quantiles_or_recurrence_fail_gets_none(monkeypatch):
+    """Non-finite quantiles (a broken distribution), or a recurrence with a zero, negative
+    or non-finite coefficient: no own polynomials (the input then takes the normal
+    variable), rather than a basis that is not orthonormal."""
+    import uqkit.inputs.polynomials as polynomials
+
+    triangle = chaospy.Triangle(0.0, 0.3, 1.0)
+    assert marginal_recurrence(triangle, 3) is not None
+    monkeypatch.setattr(triangle, "inv", lambda u: np.where(u > 0.99, np.inf, u))
+    assert marginal_recurrence(triangle, 3) is None
+    monkeypatch.undo()
+    exact = polynomials.discrete_recurrence
+    for broken in (0.0, -1e-3, np.nan):
+        def recurrence(z, w, order, broken=broken):
+            alpha, beta = exact(z, w, order)
+            beta[2] = broken
+            return alpha, beta
+
+        monkeypatch.setattr(polynomials, "discrete_recurrence", recurrence)
+        assert marginal_recurrence(triangle, 3) is None, broken
+    monkeypatch.setattr(polynomials, "discrete_recurrence",
+                        lambda z, w, order: (np.full(order + 1, np.inf), np.ones(order + 1)))
+    assert marginal_recurrence(triangle, 3) is None
