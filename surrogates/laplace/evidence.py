@@ -134,7 +134,8 @@ class LaplaceEvidence:
         ``tau_j = (n_j - gamma_j) / SSE_j`` and takes a Newton step in log c with the exact
         Hessian ``(c c^T * S - diag(c tr_g(H^-1)) - diag(c q)) / 2``, ``S_gh`` the sum of
         ``(H^-1)_ab^2`` over a in g, b in h (a fixed-point step ``c = gamma / q`` where that
-        Hessian is not negative definite), until the gradient is below ``gtol``."""
+        Hessian is not negative definite), until the gradient is below ``gtol``. A factor at
+        a bound that its gradient pushes against stays there and out of the step."""
         lo, hi = math.log(bounds[0]), math.log(bounds[1])
         E = torch.zeros(len(c), self.P, dtype=torch.float64)
         E[self.index, torch.arange(self.P)] = 1.0
@@ -155,12 +156,19 @@ class LaplaceEvidence:
                 break
             if free_tau:
                 tau = (self.n_out - gamma_j) / self.sse
-            hess = self.log_c_hessian(c, Hi, trace_g, E)
-            step = None
-            if torch.linalg.eigvalsh(hess).max() < 0:
-                step = torch.linalg.solve(hess, -grad_c)
-            if step is None or not torch.isfinite(step).all():
-                step = torch.log(gamma_g.clamp_min(1e-300) / (c * self.q).clamp_min(1e-300))
+            # a projected Newton step: a factor held at its bound by the gradient takes no
+            # step, and the others' step is Newton's for them alone (with the bound one in
+            # the system, its coupling moved it off the bound and back, without end)
+            free = ~at_bound
+            hess = self.log_c_hessian(c, Hi, trace_g, E)[free][:, free]
+            step = torch.zeros_like(log_c)
+            newton = None
+            if free.any() and torch.linalg.eigvalsh(hess).max() < 0:
+                newton = torch.linalg.solve(hess, -grad_c[free])
+            if newton is None or not torch.isfinite(newton).all():
+                newton = torch.log(gamma_g.clamp_min(1e-300)
+                                   / (c * self.q).clamp_min(1e-300))[free]
+            step[free] = newton
             log_c = (log_c + step.clamp(-2.0, 2.0)).clamp(lo, hi)
         return torch.exp(log_c), tau
 

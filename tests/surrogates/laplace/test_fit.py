@@ -739,3 +739,28 @@ def test_the_evidences_value_is_the_same_in_both_forms_and_its_gradient_its_deri
                 up[which], down[which] = params + step, params - step
                 fd = (float(ev(*up)[0]) - float(ev(*down)[0])) / (2 * h)
                 assert float(grad[i]) == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("N, P", [(8, 20), (40, 9)])  # data space, P space (Newton)
+def test_a_prior_precision_beyond_its_bounds_stays_at_them_and_the_others_converge(N, P):
+    """A group whose weights sit at the prior's mean (q about 0) has its optimum at c -> inf,
+    one whose weights are far out (q huge) at c -> 0: each stops at its bound (1e6, 1e-6),
+    its gradient pushing outwards, and the others reach their optimum. The P-space Newton
+    stepped the bound factor off its bound and back through the Hessian's coupling, for 200
+    steps, and warned that it had not converged."""
+    import warnings
+
+    g = torch.Generator().manual_seed(3)
+    R = torch.randn(N, P, generator=g, dtype=torch.float64)
+    rows = torch.arange(N) % 2
+    groups = [(0, P // 3), (P // 3, 2 * P // 3), (2 * P // 3, P)]
+    q = torch.tensor([1e-14, 1.0, 1e9], dtype=torch.float64)
+    sse = torch.tensor([6.0, 9.0], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "not maximised" fails the test
+        c, tau = evidence.maximise(R, rows, groups, q, sse, gtol=1e-8)
+    _, grad_c, grad_tau = evidence.LaplaceEvidence(R, rows, groups, q, sse)(torch.log(c),
+                                                                            torch.log(tau))
+    assert float(c[0]) == pytest.approx(1e6, rel=1e-12) and grad_c[0] > 0
+    assert float(c[2]) == pytest.approx(1e-6, rel=1e-12) and grad_c[2] < 0
+    assert abs(float(grad_c[1])) <= 1e-6 and grad_tau.abs().max() <= 1e-6
