@@ -131,41 +131,23 @@ def _import_prefix(parts):
     return None, 0
 
 
+@functools.lru_cache(maxsize=None)  # every page's missing references ask again
 def documented_name(target, packages):
     """The dotted name under which ``target`` (a name in one of ``packages``, as a user
-    imports it) is documented: the public module whose ``__all__`` lists the object (the
-    object's own module first); an attribute, method or field of a class follows its class.
-    None where ``target`` names nothing there."""
+    imports it) is documented: where :func:`_defined_at` finds the name that follows its
+    module; an attribute, method or field of a class follows its class. None where
+    ``target`` names nothing there."""
     parts = target.split(".")
     if parts[0] not in packages:
         return None
-    obj, cut = _import_prefix(parts)
-    if obj is None:
+    module, cut = _import_prefix(parts)
+    if module is None:
         return None
     if cut == len(parts):
-        return obj.__name__
-    # down to the first class or the last part; what follows a class is its attribute
-    # (a dataclass field or an attribute without a class default does not getattr)
-    at = cut
-    while True:
-        obj = getattr(obj, parts[at], None)
-        if obj is None:
-            return None
-        if inspect.isclass(obj) or at == len(parts) - 1:
-            break
-        at += 1
-    name, rest = parts[at], parts[at + 1:]
-    home = getattr(obj, "__module__", None)
-    modules = _public(parts[0])
-    candidates = ([home] if isinstance(home, str) else []) + sorted(
-        modules, key=len, reverse=True)  # constants have no __module__: look them up
-    for candidate in candidates:
-        if candidate not in modules:
-            continue
-        module = importlib.import_module(candidate)
-        if name in getattr(module, "__all__", ()) and getattr(module, name, None) is obj:
-            return ".".join([candidate, name, *rest])
-    return None
+        return module.__name__
+    if not hasattr(module, parts[cut]):
+        return None
+    return ".".join([_defined_at(module, parts[cut], _public(parts[0])), *parts[cut + 1:]])
 
 
 def resolve_exported(app, env, node, contnode):
