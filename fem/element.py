@@ -22,8 +22,9 @@ from numba import njit
 __all__ = ["NODE_XI", "NODE_ETA", "shape_functions", "gauss_derivatives", "PAIRS",
            "stiffness_tables", "element_force_stiffness"]
 
-#: Local node coordinates of the reference square, counter-clockwise.
+#: Local node coordinates of the reference square, counter-clockwise: xi of nodes 1-4.
 NODE_XI = np.array([-1.0, 1.0, 1.0, -1.0])
+#: eta of nodes 1-4.
 NODE_ETA = np.array([-1.0, -1.0, 1.0, 1.0])
 
 

@@ -38,14 +38,14 @@ __all__ = ["OK", "MAX_ITERATIONS", "INCREMENT_TOO_SMALL", "NOT_FINITE", "NOT_POS
            "PATH_FULL", "TOLERANCE_TOO_LOOSE", "PAPER_TOL_SHARE", "STATUS_TEXT", "newton",
            "solve_path", "MODES", "solver_settings"]
 
-#: Status codes returned by :func:`solve_path`.
+#: Status codes returned by :func:`solve_path` (:data:`STATUS_TEXT` says each): converged.
 OK = 0
-MAX_ITERATIONS = 1
-INCREMENT_TOO_SMALL = 2
-NOT_FINITE = 3
-NOT_POSITIVE_DEFINITE = 4
-PATH_FULL = 5
-TOLERANCE_TOO_LOOSE = 6
+MAX_ITERATIONS = 1  #: Status code of Newton's iteration limit reached unconverged.
+INCREMENT_TOO_SMALL = 2  #: Status code of a load increment cut below its minimum.
+NOT_FINITE = 3  #: Status code of a non-finite residual.
+NOT_POSITIVE_DEFINITE = 4  #: Status code of a tangent stiffness not positive definite.
+PATH_FULL = 5  #: Status code of a load path past its buffer (``max_path``).
+TOLERANCE_TOO_LOOSE = 6  #: Status code of ``paper`` mode's tolerance too loose for the load.
 
 #: ``paper`` mode's largest absolute tolerance, as a share of the full load's norm. The paper's
 #: own inputs: 7.6e-6 on its 20 x 10 mesh, 1.1e-4 at 320 x 160 (the norm halves with each
@@ -53,6 +53,7 @@ TOLERANCE_TOO_LOOSE = 6
 #: 1.4e-5 off at 3e-4 (40 x 20) and 1.3e-5 at 7.6e-4.
 PAPER_TOL_SHARE = 2e-4
 
+#: Each status code's meaning, as a failed run's reason gives it.
 STATUS_TEXT = {
     OK: "converged",
     MAX_ITERATIONS: "Newton iteration limit reached without convergence",

@@ -59,9 +59,11 @@ __all__ = ["STARTS", "LOG_ASPECT_STEP", "LOG_LOAD_STEP", "NU_STEP", "check_start
 
 #: How a fast solve starts: from scaled reference solutions or from the Ritz bulge alone.
 STARTS = ("reference", "ritz")
-#: Grid of the references: steps of log(l / b), of log(q) and of nu.
+#: Grid of the references: the step of log(l / b).
 LOG_ASPECT_STEP = 0.05
+#: Grid of the references: the step of log(q) (a factor 1.5 in the load).
 LOG_LOAD_STEP = math.log(1.5)
+#: Grid of the references: the step of Poisson's ratio nu.
 NU_STEP = 0.05
 
 

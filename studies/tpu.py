@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = ["REQUIRED", "FACE_NAMES", "Face", "TPUData", "load_tpu"]
 
+#: The variables a TPU database file must hold (the module notes say what each is).
 REQUIRED = ("Building_height", "Building_breadth", "Building_depth", "Sample_period",
             "Sample_frequency", "Wind_direction_angle", "Uh_AverageWindSpeed",
             "Location_of_measured_points", "Wind_pressure_coefficients")
@@ -41,6 +42,10 @@ class Face:
 
 @dataclass
 class TPUData:
+    """One TPU database file, in its own units: the building's height, breadth and depth
+    (model scale), the record's period and sampling frequency, the wind direction angle, the
+    mean wind speed at roof height, and the taps of each face (:data:`FACE_NAMES` -> Face)."""
+
     height: float
     breadth: float
     depth: float

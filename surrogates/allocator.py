@@ -45,12 +45,13 @@ __all__ = ["ENVIRONMENT", "M_TRIM_THRESHOLD", "M_MMAP_THRESHOLD", "MMAP_THRESHOL
 #: The environment variable, and its values: ``keep`` (opt in) and ``system`` (opt out).
 ENVIRONMENT = "UQKIT_MALLOC"
 
-#: glibc's ``mallopt`` parameter numbers (malloc.h).
+#: glibc's ``mallopt`` parameter number of the trim threshold (malloc.h).
 M_TRIM_THRESHOLD = -1
+#: glibc's ``mallopt`` parameter number of the mmap threshold (malloc.h).
 M_MMAP_THRESHOLD = -3
-#: The thresholds set (bytes): glibc's largest mmap threshold on 64-bit, and a trim threshold
-#: above it.
+#: The mmap threshold set (bytes): glibc's largest on 64-bit.
 MMAP_THRESHOLD = 32 * 1024 * 1024
+#: The trim threshold set (bytes): above the mmap threshold.
 TRIM_THRESHOLD = 256 * 1024 * 1024
 
 _done = None

@@ -7,6 +7,7 @@ from torch import nn
 
 __all__ = ["LOG_2PI", "GaussianLikelihood", "CategoricalLikelihood"]
 
+#: log(2 pi), the Gaussian density's constant.
 LOG_2PI = math.log(2.0 * math.pi)
 
 

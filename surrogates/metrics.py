@@ -77,6 +77,7 @@ def r2(y, pred):
 
 
 def rmse(y, pred):
+    """Root mean squared error of each output (column of ``y``), in the units of ``y``."""
     y, p = _pair(y, pred)
     return np.sqrt(((y - p) ** 2).mean(0))
 

@@ -26,11 +26,11 @@ A point-mass hyperprior (``point_mass=s0``) fixes s and reproduces the direct pr
 *What each inference engine reads of a prior* (so that no engine branches on prior classes):
 the mean-field engines :meth:`Prior.kl` (autograd) or :meth:`Prior.meanfield_spec` (which
 closed form the batched trainer takes: the ``kl_members``, ``kl_gradient_factor`` and
-``add_kl_gradient_`` of :class:`NormalPrior` and :class:`LaplacePrior`, K members at once); the Laplace engine
-:meth:`Prior.neg_log_density_grad` (the MAP penalty and its gradient, K networks at once),
-:meth:`Prior.laplace_precision` (D at the MAP weights), :attr:`Prior.location` and
-:meth:`Prior.check_laplace`. :meth:`Prior.resolved` turns a point-mass hierarchical prior into
-the direct prior it equals.
+``add_kl_gradient_`` of :class:`NormalPrior` and :class:`LaplacePrior`, K members at once);
+the Laplace engine :meth:`Prior.neg_log_density_grad` (the MAP penalty and its gradient, K
+networks at once), :meth:`Prior.laplace_precision` (D at the MAP weights),
+:attr:`Prior.location` and :meth:`Prior.check_laplace`. :meth:`Prior.resolved` turns a
+point-mass hierarchical prior into the direct prior it equals.
 
 Imports: torch only.
 """
@@ -44,6 +44,7 @@ from torch import nn
 __all__ = ["LOG_2PI", "Prior", "NormalPrior", "LaplacePrior", "CauchyPrior", "DIRECT",
            "HierarchicalPrior", "ScaledPrior", "make_prior"]
 
+#: log(2 pi), the Gaussian density's constant.
 LOG_2PI = math.log(2.0 * math.pi)
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -81,6 +82,10 @@ class Prior(nn.Module):
     analytic = True
 
     def kl(self, mu, sigma, layers, generator=None, n_samples=1):
+        """KL(q || p) in nats, a scalar tensor, of the mean-field posterior q = N(mu, sigma^2)
+        (flat (P,) tensors) from this prior; ``layers``: the (start, stop) slice of each layer
+        in them. Where there is no closed form (``analytic`` False), an unbiased estimate from
+        ``n_samples`` draws of ``generator``."""
         raise NotImplementedError
 
     def kl_monte_carlo(self, mu, sigma, layers, n_samples=1000, generator=None):
@@ -88,6 +93,8 @@ class Prior(nn.Module):
         raise NotImplementedError
 
     def describe(self):
+        """The prior's settings as a plain dict (``kind``, ``loc``, ``scale``, ...), as a saved
+        model's settings record a prior object."""
         raise NotImplementedError
 
     def resolved(self):
@@ -278,6 +285,7 @@ class CauchyPrior(_Direct):
         return torch.full_like(w, 0.5 / self.scale ** 2)
 
 
+#: The direct priors by the name :func:`make_prior` takes.
 DIRECT = {"normal": NormalPrior, "laplace": LaplacePrior, "cauchy": CauchyPrior}
 
 

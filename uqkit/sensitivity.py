@@ -69,6 +69,8 @@ __all__ = ["METHODS", "BOOTSTRAP_MIN_N", "CONSTANT_ULPS", "PCE_LOO_WARNING", "So
            "pick_freeze_design", "saltelli_estimates", "sobol_indices", "pce_indices",
            "sobol_indices_surrogate"]
 
+#: The estimators of :func:`sobol_indices`: ``"saltelli"`` (pick-freeze Monte Carlo) and
+#: ``"pce"`` (from a polynomial chaos expansion's coefficients).
 METHODS = ("saltelli", "pce")
 
 

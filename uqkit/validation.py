@@ -45,6 +45,11 @@ def check_float(value, name, low, high, open_low=True, open_high=True):
 
 
 def check_seed(seed):
+    """``seed`` if it is None or an integer >= 0, else a ValueError naming it.
+
+    >>> check_seed(3), check_seed(None)
+    (3, None)
+    """
     if seed is not None:
         check_int(seed, "seed", 0)
     return seed

@@ -19,6 +19,10 @@ import pkgutil
 import re
 
 OUT = "api/generated"
+#: The option that documents a class's inherited members, those of the documented packages
+#: (:func:`skip_foreign_members`); on a page's directives, since in ``conf.py``'s defaults it
+#: would document every member of a package page too.
+INHERITED = ":inherited-members:"
 
 
 def public_modules(package):
@@ -79,11 +83,14 @@ def module_page(name, modules):
             lines += [f"   ~{t}" for t in elsewhere] + [""]
         if here:
             lines += [".. rubric:: Defined here\n"]
-            lines += [f".. {_directive(getattr(module, t.rpartition('.')[2]))}:: {t}"
-                      for t in here]
+            for target in here:
+                directive = _directive(getattr(module, target.rpartition(".")[2]))
+                lines.append(f".. {directive}:: {target}")
+                if directive == "autoclass":
+                    lines.append(f"   {INHERITED}")
             lines.append("")
     else:
-        lines.append("   :members:\n")
+        lines.append(f"   :members:\n   {INHERITED}\n")
     if children:
         lines += [".. rubric:: Modules\n", ".. currentmodule:: None\n", ".. autosummary::",
                   "   :toctree:", ""]
@@ -108,12 +115,52 @@ def write_pages(app):
             path.write_text(text)
 
 
-def skip_generated_members(app, what, name, obj, skip, options):
-    """scikit-learn writes ``set_fit_request`` and the like onto every estimator class: its
-    metadata-routing plumbing, documented by scikit-learn, not here."""
+def defining_module(obj):
+    """The module that defines a class member that is code: a function or method, a
+    property's getter, a builtin method's or slot's class (``tuple.count``,
+    ``ImportError.msg``: ``builtins``); None for anything else (a value's type says nothing
+    of where the member is documented)."""
+    owner = getattr(obj, "__objclass__", None)  # a method or slot of a class written in C
+    if inspect.isclass(owner):
+        return owner.__module__
+    target = obj.fget if isinstance(obj, property) else obj
+    module = getattr(target, "__module__", None) if inspect.isroutine(target) else None
+    return module if isinstance(module, str) else None
+
+
+def skip_foreign_members(app, what, name, obj, skip, options):
+    """``autodoc-skip-member``: a class's pages show the methods and properties it inherits
+    from the documented packages (``BDL.fit`` is ``_BaseBDL``'s, a private class with no page
+    of its own), not those of scikit-learn, torch or Python (``get_params``, ``forward``,
+    ``with_traceback``), which their own documentation holds. scikit-learn's
+    ``set_fit_request`` and the like, which it writes onto every estimator class, are
+    skipped too."""
+    if what not in ("class", "exception"):
+        return None
     if re.fullmatch(r"set_\w+_request", name):
         return True
+    module = defining_module(obj)
+    if module is not None and module.split(".")[0] not in app.config.api_packages:
+        return True
     return None
+
+
+def public_bases(app, name, obj, options, bases):
+    """``autodoc-process-bases``: a private base class of the documented packages (no page
+    to link to) is shown as its own bases, so that ``BDL``'s line reads ``Bases:
+    MultiOutputRegressorMixin, BaseEstimator``, not ``_BaseBDL``."""
+    packages = tuple(app.config.api_packages)
+    shown = []
+    for base in bases:
+        shown += _public_ancestors(base, packages)
+    bases[:] = list(dict.fromkeys(shown))
+
+
+def _public_ancestors(cls, packages):
+    module = getattr(cls, "__module__", "") or ""
+    if not (cls.__name__.startswith("_") and module.split(".")[0] in packages):
+        return [cls]
+    return [a for base in cls.__bases__ for a in _public_ancestors(base, packages)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -159,10 +206,13 @@ def resolve_exported(app, env, node, contnode):
     if node.get("refdomain") != "py":
         return None
     target = node.get("reftarget", "").lstrip(".~")
-    module = node.get("py:module") or ""
+    # the docstring's module; in a package page's table of modules (a module docstring's
+    # first line, read with no current module), the page's
+    page = node["refdoc"].removeprefix(OUT + "/") if node["refdoc"].startswith(OUT) else ""
+    module = node.get("py:module") or page
     parts = module.split(".") if module else []
     packages = tuple(app.config.api_packages)
-    # the name as written, then relative to the docstring's module and each package above it
+    # the name as written, then relative to that module and each package above it
     names = [target] + [".".join(parts[:i] + [target]) for i in range(len(parts), 0, -1)]
     domain = env.get_domain("py")
     for name in names:
@@ -183,7 +233,8 @@ def setup(app):
     app.add_config_value("api_packages", [], "env")
     app.setup_extension("sphinx.ext.autosummary")
     app.connect("builder-inited", write_pages)
-    app.connect("autodoc-skip-member", skip_generated_members)
+    app.connect("autodoc-skip-member", skip_foreign_members)
+    app.connect("autodoc-process-bases", public_bases)
     # after Sphinx's own resolvers (the built-in types' is at 900), whose answer comes first
     app.connect("missing-reference", resolve_exported, priority=950)
     return {"parallel_read_safe": True, "version": "1"}

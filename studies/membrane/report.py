@@ -102,6 +102,8 @@ def write_report(study, report, strain):
 
 
 def markdown(study, r, strain):
+    """The text of report.md from the report dict ``r`` (``strain`` as in
+    :func:`write_report`)."""
     t = r["timings"]
     lines = ["# Membrane UQ study (paper example 3)", "",
              f"Seed {study.seed}; FE runs computed now: {r['fe_runs_computed']}, loaded from the "
@@ -298,6 +300,9 @@ def fig_load_paths(study, load_paths):
 
 
 def fig_predictive(study, fits, Wv, fig_index):
+    """Fig. 7c: the direct-prior BDL's predictive density of w(p1) at the validation input
+    ``fig_index`` for each training size (``fits``: the Table-4 fits' records), with the FE
+    value from ``Wv``; returns the PNG's path."""
     plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 3.8))

@@ -124,6 +124,8 @@ def _laplace_task(task):
 
 @locked
 def run(study, log=print):
+    """Run the whole study; writes DIR/report.md, DIR/report.json and the PNGs; returns the
+    report dict. Finished tasks are cached in DIR, so an interrupted run resumes."""
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
     lap = laplace_priors(study)

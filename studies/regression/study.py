@@ -166,6 +166,8 @@ def _bdl_task(task):
 
 @locked
 def run(study, log=print):
+    """Run the whole study; writes DIR/report.md, DIR/report.json and the PNGs; returns the
+    report dict. Finished tasks are cached in DIR, so an interrupted run resumes."""
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
     tasks = {f"seed{s}-noise{nz}": BaselineCell(study, s, nz) for s in range(study.seeds)

@@ -12,6 +12,7 @@ from uqkit.validation import check_count
 __all__ = ["PROBES", "METHODS", "ReliabilityStudy"]
 
 
+#: The membrane's outputs: the deflections at the paper's probes p1, p2 and p3.
 PROBES = ("p1", "p2", "p3")
 
 

@@ -93,6 +93,12 @@ def _task(task):
 
 @locked
 def run(study, log=print):
+    """Run the whole study; writes DIR/report.md, DIR/report.json and the PNGs; returns the
+    report dict. Finished tasks are cached in DIR, so an interrupted run resumes.
+
+    Raises:
+        StudyInputError: the ``--tpu`` file is not a TPU database file.
+    """
     t0 = time.perf_counter()
     os.makedirs(study.out, exist_ok=True)
     try:

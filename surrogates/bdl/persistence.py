@@ -21,7 +21,9 @@ from ..stacked import StackedMLP
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "save", "load"]
 
+#: A saved model's ``format``: what the file holds.
 FORMAT = "uqkit-bdl"
+#: A saved model's format version; :func:`load` refuses a file of a newer one.
 FORMAT_VERSION = 3
 
 

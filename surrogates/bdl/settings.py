@@ -18,7 +18,10 @@ from ..validation import is_int, is_real
 __all__ = ["ACTIVATIONS", "INFERENCES", "SlowDeviceWarning", "GPU_MEASURED", "AUTO_GPU_WORK",
            "step_work", "choose_device", "check_settings", "fit_device"]
 
+#: The hidden layers' activations a BDL takes.
 ACTIVATIONS = ("tanh", "relu")
+#: The inferences a BDL takes: mean-field variational inference and the linearised Laplace
+#: approximation.
 INFERENCES = ("meanfield", "laplace")
 
 #: What a GPU gave below and above ``AUTO_GPU_WORK``, measured on an H200 beside 16 CPU cores

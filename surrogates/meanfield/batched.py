@@ -66,13 +66,15 @@ __all__ = ["LOG_2PI", "BLOCK_NUMBERS", "BLOCK_NUMBERS_DEVICE", "BLOCK_STEPS_DEVI
            "direct_prior", "Member", "init_means", "train"]
 
 
+#: log(2 pi), the Gaussian density's constant.
 LOG_2PI = math.log(2.0 * math.pi)
 #: Upper bound on the noise numbers a member draws per block (the block's length in steps is
 #: this over the numbers per step: a function of the group's shared settings only).
 BLOCK_NUMBERS = 1 << 17
 #: The same bound on an accelerator, where a block ends in the one wait of the host for the
-#: device; and the most steps a block there takes (a block's buffers are allocated whole).
+#: device.
 BLOCK_NUMBERS_DEVICE = 1 << 24
+#: The most steps a block on an accelerator takes (a block's buffers are allocated whole).
 BLOCK_STEPS_DEVICE = 4096
 #: On cuda, a step of all members at one learning rate (the whole step and its Adam update,
 #: ~65 kernels of a few microseconds each) is captured once as a CUDA graph and replayed:

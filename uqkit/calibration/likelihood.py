@@ -30,6 +30,7 @@ import numpy as np
 
 __all__ = ["LOG_2PI", "gaussian_log_likelihood", "log_likelihood"]
 
+#: log(2 pi), the Gaussian density's constant.
 LOG_2PI = float(np.log(2 * np.pi))
 
 

@@ -18,6 +18,7 @@ LONG_SOLVE_BYTES = 2e8
 
 
 def add_fe(sub):
+    """Add the ``fe`` subcommand (solve one membrane) to the subparsers ``sub``."""
     p = sub.add_parser("fe", help="solve one membrane with the built-in FE model",
                        description="Solve the clamped membrane under uniform pressure. Units "
                        "are any consistent set: lengths in one unit L, E and p in force per "

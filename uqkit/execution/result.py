@@ -21,6 +21,8 @@ SUMMARY_REASONS = 10
 #: What a failure reason names its run's directory by (an external program's run:
 #: :class:`uqkit.external.ExternalModel`), and where it stands in the reason.
 RUN_DIR = "<run dir>"
+#: The run directory's note in a failure reason, `` (run dir ...)``, which
+#: :func:`reason_kind` removes so that reasons of many runs count as one.
 RUN_DIR_NOTE = re.compile(r" \(run dir [^()]*\)")
 
 

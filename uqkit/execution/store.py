@@ -30,9 +30,10 @@ __all__ = ["FORMAT", "VERSION", "StoreMismatchError", "StoreBusyError", "StoreCo
            "describe_differences", "FINGERPRINT_HINT", "atomic_write", "StudyStore",
            "load_dataset"]
 
+#: The manifest's ``format``: what the directory holds.
 FORMAT = "uqkit-store"
-#: 2: the manifest no longer pins n (a store may hold a shorter or longer sample), and records
-#: metadata; chunks record their evaluation time.
+#: The manifest's ``version``. 2: the manifest no longer pins n (a store may hold a shorter
+#: or longer sample), and records metadata; chunks record their evaluation time.
 VERSION = 2
 
 

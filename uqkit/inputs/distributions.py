@@ -52,6 +52,7 @@ __all__ = ["EULER_GAMMA", "Family", "FAMILIES", "parse_distribution"]
 
 check_numpoly_numpy()  # chaospy's numpoly must work with this NumPy: else say what to install
 
+#: The Euler-Mascheroni constant: the mean of a standard Gumbel variable.
 EULER_GAMMA = 0.5772156649015329
 
 

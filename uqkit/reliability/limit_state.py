@@ -11,6 +11,8 @@ from ..inputs.transforms import u_to_x
 
 __all__ = ["SYSTEMS", "LimitState"]
 
+#: How a limit state of several outputs fails: ``"series"``, when any output is <= 0 (g is
+#: their minimum); ``"parallel"``, when all are (g is their maximum).
 SYSTEMS = ("series", "parallel")
 
 

@@ -190,6 +190,8 @@ def _advance_acs(ls, rng, seeds, g_seeds, b, Ns, lam, target, tag):
                                               "scale_end": math.exp(log_lam)}
 
 
+#: The conditional samplers of :func:`subset_simulation`: ``"acs"`` (adaptive conditional
+#: sampling, Papaioannou et al. 2015) and ``"mma"`` (modified Metropolis, Au & Beck 2001).
 SAMPLERS = ("acs", "mma")
 
 #: The defaults of the stated goal (module notes, "Target CoV and budget"): the combined

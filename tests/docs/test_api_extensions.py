@@ -1,0 +1,101 @@
+"""The documentation's own Sphinx extensions (``docs/_ext``): what the API reference shows of
+a class, and how a constant's docstring is read. Plain calls of their hooks, no build."""
+import importlib.util
+import pathlib
+import types
+
+import pytest
+
+EXT = pathlib.Path(__file__).resolve().parents[2] / "docs" / "_ext"
+
+
+def _extension(name):
+    spec = importlib.util.spec_from_file_location(f"docs_ext_{name}", EXT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+api_pages = _extension("api_pages")
+attribute_docstrings = _extension("attribute_docstrings")
+APP = types.SimpleNamespace(config=types.SimpleNamespace(
+    api_packages=["uqkit", "fem", "surrogates", "studies"]))
+
+
+def _skipped(what, obj, name="member"):
+    return api_pages.skip_foreign_members(APP, what, name, obj, False, {}) is True
+
+
+def test_a_class_page_keeps_what_it_inherits_from_the_documented_packages():
+    """``BDL.fit``, ``save``, ``predict_distribution`` and ``engine_`` are ``_BaseBDL``'s, a
+    private class with no page: the reference had no ``BDL.fit`` at all."""
+    from surrogates import BDL
+
+    for name in ("fit", "fit_many", "save", "load", "predict_distribution", "posterior"):
+        assert not _skipped("class", getattr(BDL, name), name), name
+    assert not _skipped("class", BDL.__dict__.get("engine_") or BDL.engine_, "engine_")
+
+
+def test_a_class_page_leaves_out_what_scikit_learn_torch_and_python_define():
+    from surrogates import BDL, NormalPrior
+    from uqkit.execution.runner import FailedRunsError
+    from uqkit.execution.dask_cluster import MissingDependencyError
+
+    assert _skipped("class", BDL.get_params, "get_params")
+    # scikit-learn writes set_*_request onto the class itself (with metadata routing on)
+    written = types.FunctionType(BDL.fit.__code__, {}, "set_fit_request")
+    written.__module__ = "surrogates.bdl.estimators"
+    assert _skipped("class", written, "set_fit_request")
+    assert not _skipped("class", written, "fit")
+    assert _skipped("class", NormalPrior.forward, "forward")  # torch.nn.Module's
+    assert _skipped("exception", FailedRunsError.with_traceback, "with_traceback")
+    assert _skipped("exception", MissingDependencyError.msg, "msg")  # ImportError's slot
+    # a plain value says nothing of where it is defined: autodoc's own rule decides
+    assert api_pages.skip_foreign_members(APP, "class", "n", 3, False, {}) is None
+    # a module's members are not a class's inherited ones
+    assert api_pages.skip_foreign_members(APP, "module", "f", len, False, {}) is None
+
+
+def test_a_private_base_class_is_shown_as_its_own_bases():
+    from sklearn.base import BaseEstimator
+
+    from surrogates import BDL
+    from surrogates.bdl.estimators import _BaseBDL
+    from surrogates.validation import MultiOutputRegressorMixin
+
+    bases = [MultiOutputRegressorMixin, _BaseBDL]
+    api_pages.public_bases(APP, "surrogates.BDL", BDL, {}, bases)
+    assert bases == [MultiOutputRegressorMixin, BaseEstimator]
+
+
+@pytest.mark.parametrize("line, kept", [
+    ("Edge names: bottom is y = 0, right is x = l.", "bottom is y = 0, right is x = l."),
+    ("The keys each section may hold (``None``: any).", "The keys each section may hold"),
+    ("2: the manifest no longer pins n.", "2: the manifest no longer pins n."),
+])
+def test_a_constants_docstring_with_a_colon_stays_a_sentence(line, kept):
+    """napoleon read "Edge names: ..." as a field "Type: Edge names" and dropped the words
+    before the colon from the sentence."""
+    pytest.importorskip("sphinx")
+    from sphinx.ext.napoleon import Config
+    from sphinx.ext.napoleon.docstring import GoogleDocstring
+
+    def rendered(lines):
+        return GoogleDocstring(lines, Config(), what="data", name="X").lines()
+
+    assert any(":type:" in out for out in rendered([line]))  # napoleon alone
+    out = rendered(attribute_docstrings.protect([line]))
+    assert not any(":type:" in text for text in out)
+    assert line in out and kept in line
+
+
+def test_a_docstring_that_begins_with_a_type_keeps_it():
+    pytest.importorskip("sphinx")
+    from sphinx.ext.napoleon import Config
+    from sphinx.ext.napoleon.docstring import GoogleDocstring
+
+    for line, type_ in [("int: how many.", "int"), ("numpy.ndarray | None: a scale.",
+                                                    "numpy.ndarray | None")]:
+        lines = attribute_docstrings.protect([line])
+        out = GoogleDocstring(lines, Config(), what="data", name="X").lines()
+        assert f":type: {type_}" in out
