@@ -51,9 +51,10 @@ BOOLEAN_G = ("g returned True/False: a limit state is a margin, <= 0 where the s
 #: ``failed_runs`` choices of :func:`failure_probability`.
 FAILED_RUNS = ("raise", "failure")
 #: The methods that may count a failed run as a failure: an indicator of g <= 0 is all they
-#: take from a run (FORM's and SORM's gradients, importance sampling's design point and the
-#: active learner's surrogate need every run's value).
-COUNTING_METHODS = ("mc", "subset")
+#: take from a run. Importance sampling's draws are such runs; its FORM search is not, and
+#: stops at a failed run with :class:`~uqkit.reliability.result.ConvergenceError` naming it
+#: (FORM's and SORM's gradients and the active learner's surrogate need every run's value).
+COUNTING_METHODS = ("mc", "is", "subset")
 
 
 def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="local",
@@ -72,9 +73,12 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
             killed analysis resumes without recomputing.
         failed_runs: ``"raise"`` (a run that fails stops the analysis with
             :class:`~uqkit.execution.runner.FailedRunsError`, naming it), or ``"failure"``
-            (``mc`` and ``subset``: a run that fails counts as a failure, g = -inf; the
-            conservative reading of a solver that stops as the structure collapses). The
-            count is ``info["failed_runs"]``, and a warning says it.
+            (``mc``, ``is`` and ``subset``: a run that fails counts as a failure, g = -inf;
+            the conservative reading of a solver that stops as the structure collapses). The
+            count is ``info["failed_runs"]``, and a warning says it. Importance sampling
+            counts its draws' failed runs only: its FORM search needs g's value, and a run
+            that fails there stops it (pass ``form_result=`` of a FORM run that did not
+            meet one, or start FORM elsewhere with ``u0=``).
         **options: the method's options: ``mc``: n, level, batch, target_cov, max_runs;
             ``form``: u0, tol, max_iter, fd, fd_step, max_halvings, algorithm; ``sorm``:
             form_result, formula, hessian_step and FORM's; ``is``: n, level, form_result,

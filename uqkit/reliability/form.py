@@ -61,7 +61,7 @@ from ..inputs.transforms import u_to_x
 from ..validation import check_float, check_int
 from .result import ConvergenceError, beta_of
 
-__all__ = ["ALGORITHMS", "form", "sorm_formulas", "tangent_basis", "sorm"]
+__all__ = ["ALGORITHMS", "COUNTED_FAILED", "form", "sorm_formulas", "tangent_basis", "sorm"]
 
 #: FORM's search algorithms.
 ALGORITHMS = ("hlrf", "sqp")
@@ -131,6 +131,12 @@ def form(ls, rng=None, u0=None, tol=1e-4, max_iter=100, fd="central", fd_step=1e
                       "fd": fd, "fd_step": fd_step, "algorithm": algorithm})
 
 
+#: What FORM's message adds where failed runs are counted as failures (g = -inf).
+COUNTED_FAILED = ("; a model run failed there, and failed_runs='failure' reads it as g = -inf, "
+                  "which FORM cannot step on: importance sampling takes form_result= of a FORM "
+                  "run whose points all ran")
+
+
 class _Iterations:
     """The history of a FORM search and its stopping test: ``check`` records an iterate
     (u, g, grad) and says whether it meets both tolerances."""
@@ -144,9 +150,12 @@ class _Iterations:
         norm = float(np.linalg.norm(grad))
         it = len(self.history)
         if not np.isfinite(norm) or not math.isfinite(g):
+            runner = getattr(self.ls, "runner", None)
+            counted = getattr(runner, "failed_value", None) is not None
             raise ConvergenceError(f"FORM: g or its gradient is not finite at u={u.tolist()} "
                                    f"(iteration {it}; g = {g}); start elsewhere (u0=) or "
-                                   "check the model there", self.history)
+                                   "check the model there" + (COUNTED_FAILED if counted else ""),
+                                   self.history)
         if norm == 0:
             far = float(np.max(np.abs(u))) > SATURATED_U
             raise ConvergenceError(

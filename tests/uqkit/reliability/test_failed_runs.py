@@ -1,7 +1,8 @@
 """``failure_probability(..., failed_runs="failure")``: a run that fails counts as a failure
 (a solver that stops as the structure collapses). Where runs fail only inside the failure
 domain, that is exact: Monte Carlo's estimate must equal, bit for bit, the one of the same
-model without failing runs; subset simulation's, whose seeds are ordered by g (a failed
+model without failing runs, and so must importance sampling's (its draws; its FORM search
+needs every value); subset simulation's, whose seeds are ordered by g (a failed
 run's -inf first), takes another path of the same law, so it must agree with the exact Pf
 within its own CoV."""
 import numpy as np
@@ -52,7 +53,41 @@ def test_by_default_a_failed_run_stops_the_analysis_naming_it():
                             executor="serial")
 
 
-@pytest.mark.parametrize("method", ["form", "sorm", "is", "active"])
+def test_importance_sampling_counting_failed_runs_inside_the_failure_domain_is_exact():
+    """Its draws around the design point (u* = (2.47, 2.47)) fail where g < -0.3, about a
+    third of them; FORM's points (the origin, u* and their finite-difference neighbours) all
+    run. A failed draw is a failure of the same weight, so the estimate is the non-failing
+    model's, bit for bit."""
+    inputs = standard_normals(2)
+    whole = failure_probability(_g, inputs, method="is", n=4000, seed=3, executor="serial")
+    with pytest.warns(UserWarning, match=r"runs failed and were counted as failures"):
+        counted = failure_probability(_g_failing, inputs, method="is", n=4000, seed=3,
+                                      executor="serial", failed_runs="failure")
+    assert counted.pf == whole.pf and counted.model_runs == whole.model_runs
+    assert 0.2 * 4000 < counted.info["failed_runs"] < 0.5 * 4000
+    assert abs(counted.pf / stats.norm.cdf(-3.5) - 1) < 3 * counted.cov
+    # and to a target CoV, in batches
+    with pytest.warns(UserWarning, match=r"counted as failures"):
+        target = failure_probability(_g_failing, inputs, method="is", target_cov=0.02,
+                                     seed=3, executor="serial", failed_runs="failure")
+    assert target.cov <= 0.02 and target.info["failed_runs"] > 0
+
+
+def test_importance_samplings_form_search_stops_at_a_failed_run_and_says_why():
+    """FORM cannot step on g = -inf: where its points fail (here every point with g < 3,
+    the design point's too), it stops naming the failed run and form_result=."""
+    from uqkit.reliability.result import ConvergenceError
+
+    def failing_early(X):
+        g = _g(X)
+        return np.where(g < 3.0, np.nan, g)
+
+    with pytest.raises(ConvergenceError, match=r"a model run failed there.*form_result="):
+        failure_probability(failing_early, standard_normals(2), method="is", n=100, seed=3,
+                            executor="serial", failed_runs="failure")
+
+
+@pytest.mark.parametrize("method", ["form", "sorm", "active"])
 def test_methods_that_need_every_value_of_g_refuse_to_count_failed_runs(method):
     with pytest.raises(ValueError, match=r"failed_runs='failure' is for the methods"):
         failure_probability(_g, standard_normals(2), method=method, executor="serial",
