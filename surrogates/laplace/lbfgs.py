@@ -90,12 +90,12 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
         fun: ``fun(x) -> (f, g)`` with f (K,) the K objectives at the rows of x and g (K, P)
             their gradients (problem k's objective may depend on row k only).
         max_iter: iterations per problem (an integer >= 1).
-        history: stored (s, y) pairs per problem.
+        history: stored (s, y) pairs per problem (an integer >= 1).
         gtol: a problem converges when ``max |g| <= gtol``;
         ftol: or when an accepted step changes f by at most ``ftol * max(1, |f|)``.
-        c1: Armijo constant.
-        max_halvings: halvings of the step before a problem's line search fails (that
-            problem stops, unconverged).
+        c1: Armijo constant, in (0, 1).
+        max_halvings: halvings of the step (an integer >= 0) before a problem's line search
+            fails (that problem stops, unconverged).
         callback: optional ``callback(iteration, f, active)`` after every iteration.
         subsets: if True, ``fun(x, idx) -> (f, g)`` evaluates the problems ``idx`` (a sorted
             int64 tensor of row numbers) at x (len(idx), P) only, and is called for the
@@ -104,11 +104,15 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
     Returns:
         :class:`BatchedResult`.
     """
-    if not (isinstance(max_iter, int) and max_iter >= 1):
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    for name, value, least in (("max_iter", max_iter, 1), ("history", history, 1),
+                               ("max_halvings", max_halvings, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    if not 0.0 < c1 < 1.0:
+        raise ValueError(f"c1 (Armijo's constant) must lie in (0, 1), got {c1!r}")
     x = x0.detach().clone()
     K, P = x.shape
-    m = int(history)
+    m = history
     # pair slots are shared: iteration i writes slot i % m of every problem, and a problem
     # that stores no pair there marks the slot empty (rho = 0), so each problem's history
     # is its own while the two-loop indexes plain slices

@@ -83,9 +83,18 @@ def test_lbfgs_initial_scale_is_s_y_over_y_y_of_each_problems_newest_pair():
                           rtol=1e-12)
 
 
-def test_lbfgs_rejects_bad_max_iter():
-    with pytest.raises(ValueError, match="max_iter"):
-        minimize(_rosen, torch.zeros(1, 2, dtype=torch.float64), max_iter=0)
+@pytest.mark.parametrize("setting, match", [
+    ({"max_iter": 0}, r"max_iter must be an integer >= 1, got 0"),
+    ({"max_iter": True}, r"max_iter must be an integer >= 1, got True"),
+    # a history of 0 divided by zero, -1 halvings failed on None, 2.5 pairs ran as 2
+    ({"history": 0}, r"history must be an integer >= 1, got 0"),
+    ({"history": 2.5}, r"history must be an integer >= 1, got 2.5"),
+    ({"max_halvings": -1}, r"max_halvings must be an integer >= 0, got -1"),
+    ({"c1": 1.0}, r"c1 \(Armijo's constant\) must lie in \(0, 1\), got 1.0"),
+])
+def test_lbfgs_refuses_bad_settings_by_name(setting, match):
+    with pytest.raises(ValueError, match=match):
+        minimize(_rosen, torch.zeros(1, 2, dtype=torch.float64), **setting)
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu", "sigmoid", "softplus", "identity"])
