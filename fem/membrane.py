@@ -238,6 +238,8 @@ class Membrane:
 
     @property
     def topology(self):
+        """The mesh's :class:`fem.mesh.MeshTopology` (numbering, equations, bandwidth),
+        built once per process for each mesh and set of edge conditions."""
         return topology(self.nx, self.ny, tuple(sorted(self.edges.items())))
 
     def system(self, start="reference"):

@@ -45,6 +45,7 @@ class MeshTopology:
 
     @property
     def nnode(self):
+        """The number of nodes, (nx + 1) (ny + 1)."""
         return self.node_ij.shape[0]
 
     def node_number(self, i, j):

@@ -57,6 +57,7 @@ class TPUData:
 
     @property
     def n_taps(self):
+        """The number of pressure taps over all faces."""
         return sum(len(f.taps) for f in self.faces.values())
 
 

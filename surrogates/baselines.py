@@ -32,6 +32,16 @@ class _Regressor(MultiOutputRegressorMixin, BaseEstimator):
                              f"{X.shape[0]} sample")
         return X, y
 
+    def fit(self, X, y):
+        """Fit to the rows of X (n, d) and y (n,) or (n, k): finite numbers, n >= 2. Returns
+        self."""
+        raise NotImplementedError
+
+    def predict(self, X):
+        """Predictions at the rows of X (m, d): (m,) for a 1-D training target, else
+        (m, k)."""
+        raise NotImplementedError
+
     def _check_X(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=False)

@@ -48,6 +48,8 @@ class GaussianLikelihood(nn.Module):
             r, torch.exp(self.log_tau))
 
     def log_hyperprior(self):
+        """Log density of the noise precisions under the Gamma prior ``gamma_prior`` (0
+        without one), a scalar tensor."""
         if self.gamma_prior is None:
             return torch.zeros(())
         a, b = self.gamma_prior
@@ -56,6 +58,7 @@ class GaussianLikelihood(nn.Module):
         return (a * math.log(b) - math.lgamma(a) + (a - 1) * self.log_tau - b * tau).sum()
 
     def noise_variance(self):
+        """(k,) noise variance of each output, 1 / tau."""
         return torch.exp(-self.log_tau)
 
 
@@ -69,7 +72,9 @@ class CategoricalLikelihood(nn.Module):
         self.n_classes = n_classes
 
     def log_prob(self, f, y):
+        """(S, B) log-probability of the labels y (B,) under the logits f (S, B, k)."""
         return torch.distributions.Categorical(logits=f).log_prob(y.expand(f.shape[:-1]))
 
     def log_hyperprior(self):
+        """0: a categorical likelihood has no noise to put a prior on."""
         return torch.zeros(())

@@ -34,12 +34,15 @@ class Prediction:
 
     @property
     def total_var(self):
+        """Predictive variance: epistemic plus aleatoric (the epistemic alone where there is
+        no noise term)."""
         if self.aleatoric_var is None:
             return self.epistemic_var
         return self.epistemic_var + self.aleatoric_var
 
     @property
     def std(self):
+        """Predictive standard deviation, sqrt(total_var)."""
         return np.sqrt(self.total_var)
 
     def __array__(self, dtype=None, copy=None):

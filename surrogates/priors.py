@@ -141,6 +141,8 @@ class _Direct(Prior):
         self.loc, self.scale = float(loc), float(scale)
 
     def log_prob(self, w, scale=None):
+        """Elementwise log density of the weights w under the prior (at scale ``scale``
+        instead of its own, where given), in nats."""
         raise NotImplementedError
 
     def kl_monte_carlo(self, mu, sigma, layers, n_samples=1000, generator=None):

@@ -24,6 +24,7 @@ class Standardizer:
     """
 
     def fit(self, X):
+        """Learn each column's mean and scale from X (n, d); returns self."""
         X = np.asarray(X, dtype=float)
         self.mean_ = X.mean(axis=0)
         scale = X.std(axis=0)
@@ -32,16 +33,20 @@ class Standardizer:
         return self
 
     def transform(self, X):
+        """(X - mean) / scale."""
         return (np.asarray(X, dtype=float) - self.mean_) / self.scale_
 
     def inverse_transform(self, Z):
+        """Z scale + mean: back to the original units."""
         return np.asarray(Z, dtype=float) * self.scale_ + self.mean_
 
     def state(self):
+        """The mean and scale as lists, for a saved model."""
         return {"mean": self.mean_.tolist(), "scale": self.scale_.tolist()}
 
     @classmethod
     def from_state(cls, state):
+        """The scaler of a :meth:`state` dict."""
         s = cls()
         s.mean_ = np.asarray(state["mean"], dtype=float)
         s.scale_ = np.asarray(state["scale"], dtype=float)
@@ -52,6 +57,7 @@ class IdentityScaler(Standardizer):
     """No scaling (for exact conjugate checks)."""
 
     def fit(self, X):
+        """Mean 0 and scale 1 for each column of X (n, d); returns self."""
         d = np.asarray(X).shape[1]
         self.mean_, self.scale_ = np.zeros(d), np.ones(d)
         return self

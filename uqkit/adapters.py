@@ -182,6 +182,8 @@ class SurrogateModel:
         return mean, std ** 2
 
     def describe(self):
+        """The surrogate's identity for the study store: its class, a fingerprint of its
+        fitted state and the prediction settings."""
         from .execution.identity import fingerprint
 
         return {"model": f"surrogate.{type(self.surrogate).__name__}",

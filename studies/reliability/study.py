@@ -38,6 +38,7 @@ class DeflectionLimit:
         return w[:, 0] - self.threshold, status, reasons
 
     def describe(self):
+        """The FE model's identity with the limit state and its threshold."""
         return dict(self.fe.describe(), limit_state="w_p1 - threshold",
                     threshold=self.threshold)
 

@@ -85,4 +85,6 @@ class LaplaceEngine:
 
     @classmethod
     def from_state(cls, net, state):
+        """The engine of a saved model: the network ``net`` and :meth:`LaplacePosterior.state`'s
+        dict."""
         return cls(net, LaplacePosterior.from_state(state))

@@ -199,6 +199,8 @@ class LaplacePosterior:
         return torch.sqrt(inv_d * (1.0 - (self.basis ** 2 * frac).sum(1)))
 
     def state(self):
+        """Every field as plain values and CPU tensors, for a saved model
+        (:meth:`from_state` reads it back)."""
         if self.w.device.type != "cpu":
             return self.to("cpu").state()
         return {"w": self.w, "log_tau": self.log_tau, "precision": self.precision,
@@ -210,6 +212,7 @@ class LaplacePosterior:
 
     @classmethod
     def from_state(cls, state):
+        """The posterior of a :meth:`state` dict (a file of 0.2.0, without the evidence, too)."""
         return cls(**dict({"log_evidence": None, "n_data": None}, **state))  # 0.2.0 files
 
 

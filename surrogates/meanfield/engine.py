@@ -99,6 +99,8 @@ class MeanFieldEngine:
 
     @classmethod
     def from_state(cls, guide, prior_spec, likelihood, state, device):
+        """The engine of a saved model: its guide network, prior (by its description),
+        likelihood and parameters (a ``state_dict``), on ``device``."""
         model = BayesianModel(guide, make_prior(prior_spec), likelihood)
         model.load_state_dict(state)
         model.to(torch.device(device))

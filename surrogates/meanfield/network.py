@@ -54,6 +54,7 @@ class MeanFieldMLP(nn.Module):
                                            dtype=dtype))
 
     def sigma(self):
+        """(P,) posterior standard deviations, softplus(rho)."""
         return nn.functional.softplus(self.rho)
 
     def _split(self, flat, l):

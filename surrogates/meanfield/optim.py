@@ -31,14 +31,17 @@ class LeanAdam:
         self.v = [torch.zeros_like(p) for p in self.params]
 
     def set_lr(self, lr):
+        """Set the learning rate of the next steps (the paper's step decay)."""
         self.lr = float(lr)
 
     def zero_grad(self):
+        """Drop every parameter's gradient (``None``, as ``torch.optim`` does)."""
         for p in self.params:
             p.grad = None
 
     @torch.no_grad()
     def step(self):
+        """One Adam update of every parameter that has a gradient."""
         for k, (p, m, v) in enumerate(zip(self.params, self.m, self.v)):
             g = p.grad
             if g is None:
@@ -53,5 +56,6 @@ class LeanAdam:
             p.addcdiv_(m, denom, value=-step_size)
 
     def state_dict(self):
+        """Copies of the step counts, learning rate and moments."""
         return {"t": list(self.t), "lr": self.lr, "m": [m.clone() for m in self.m],
                 "v": [v.clone() for v in self.v]}

@@ -96,6 +96,7 @@ class ModelOutput:
 
     @property
     def ok(self):
+        """(n,) True where the run succeeded (status 0)."""
         return self.status == 0
 
     def __iter__(self):

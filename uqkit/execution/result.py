@@ -94,10 +94,12 @@ class PropagationResult:
 
     @property
     def ok(self):
+        """(n,) True where the run succeeded (status 0)."""
         return self.status == 0
 
     @property
     def n_failed(self):
+        """The number of runs that failed."""
         return int((self.status != 0).sum())
 
     def good_outputs(self):
@@ -159,6 +161,8 @@ class PropagationResult:
         return frame
 
     def summary(self):
+        """A few lines for a person: runs ok and failed, computed and loaded, and the
+        commonest failure reasons (at most :data:`SUMMARY_REASONS`)."""
         n = len(self.status)
         lines = [f"{n} runs: {n - self.n_failed} ok, {self.n_failed} failed; "
                  f"{self.computed} computed now, {self.loaded} loaded from the store"

@@ -256,6 +256,7 @@ class StudyStore:
         os.makedirs(self.chunk_dir, exist_ok=True)
 
     def chunk_path(self, index):
+        """The file of chunk ``index`` (``chunks/chunk-NNNNNN.npz``)."""
         return os.path.join(self.chunk_dir, f"chunk-{index:06d}.npz")
 
     def finished(self):

@@ -484,6 +484,8 @@ class Margin:
         return ModelOutput(margin, out.status, out.reasons, kept=out.kept)
 
     def describe(self):
+        """The margin's identity for the study store: which output, its limit, and the
+        model's own identity."""
         from ..execution.identity import describe_model
 
         return {"margin": {"column": self.column, "below": self.below, "above": self.above},

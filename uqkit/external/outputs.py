@@ -148,6 +148,7 @@ class Regex:
         return np.array([to_number(v) for v in found])
 
     def describe(self):
+        """The parser's settings, part of the model's identity in a study store."""
         return {"regex": self.pattern, "file": self.file, "group": self.group,
                 "match": self.match, "size": self.size}
 
@@ -255,6 +256,7 @@ class Table:
                               f" columns (column {self.column!r})") from None
 
     def describe(self):
+        """The parser's settings, part of the model's identity in a study store."""
         return {"table": self.file, "column": self.column, "row": self.row,
                 "delimiter": self.delimiter, "comments": self.comments,
                 "skip_rows": self.skip_rows, "size": self.size,
@@ -302,6 +304,7 @@ class JSONValue:
         return np.array([to_number(v) for v in values])
 
     def describe(self):
+        """The parser's settings, part of the model's identity in a study store."""
         return {"json": self.file, "key": self.key, "size": self.size}
 
 
@@ -317,6 +320,8 @@ class Output:
         return self.parse(run_dir)
 
     def describe(self):
+        """The parser's identity in a study store: a fingerprint of its function (its code
+        and what it holds) and its size."""
         from ..execution.identity import fingerprint
 
         return {"function": fingerprint(self.parse)["sha256"], "size": self.size}

@@ -40,6 +40,7 @@ class Finished:
 
     @property
     def timed_out(self):
+        """True where the program was stopped at its timeout."""
         return self.returncode is None
 
 

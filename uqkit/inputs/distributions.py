@@ -68,6 +68,7 @@ class Family:
     form: str = ""
 
     def usage(self, name):
+        """How to write the family in a spec, for a message: ``normal(mean, std)``."""
         return self.form or f"{name}({', '.join(self.params)})"
 
 

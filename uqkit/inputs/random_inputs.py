@@ -151,6 +151,7 @@ class RandomInputs:
 
     @property
     def dim(self):
+        """The number of inputs."""
         return len(self.names)
 
     def marginal(self, name):

@@ -69,6 +69,7 @@ class Samples:
         return Samples(np.atleast_2d(self.values[key]), self.names)
 
     def to_dict(self):
+        """``{name: (n,) column}``, the columns as views of ``values``."""
         return {n: self.values[:, k] for k, n in enumerate(self.names)}
 
 

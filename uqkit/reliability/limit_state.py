@@ -27,6 +27,7 @@ class LimitState:
 
     @property
     def runs(self):
+        """Model runs so far (the runner's count)."""
         return self.runner.runs
 
     def __call__(self, U, tag=None):
