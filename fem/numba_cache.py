@@ -2,7 +2,7 @@
 
 numba keys a cached function by its own file's time stamp and size only. A change in a function
 it calls from another module (the element kernel of :mod:`fem.element`, compiled into
-:func:`fem.newton.solve_path` and :func:`fem.batch._solve_rows`) leaves the caller's cached
+:func:`fem.newton.solve_path` and ``fem.batch._solve_rows``) leaves the caller's cached
 machine code in place, so an edited checkout, or an editable install updated by ``git pull``,
 runs the old kernel without a word (numba's documentation, "Cache invalidation fails to
 recognize changes in functions defined in a different file"; numba issue 1833). A library

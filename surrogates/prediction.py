@@ -50,8 +50,8 @@ class Prediction:
 
     def rescaled(self, scale):
         """This prediction with its spread about the mean scaled by ``scale`` in variance (one
-        factor per output, e.g. :attr:`surrogates.BDL.variance_scale_`), as a prediction made
-        after :meth:`surrogates.BDL.calibrate` is: the mean unchanged, the variances times
+        factor per output, e.g. a BDL's ``variance_scale_``), as a prediction made after
+        :meth:`surrogates.BDL.calibrate` is: the mean unchanged, the variances times
         ``scale``, the samples and interval ends moved to ``mean + sqrt(scale) (x - mean)``.
         Exact for Gaussian and Gaussian-mixture intervals alike (their quantiles move with
         that map), so recalibrated scores need no second prediction (regression only).

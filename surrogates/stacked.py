@@ -53,7 +53,7 @@ class _Tanh(torch.autograd.Function):
 
 def tanh(z):
     """``torch.tanh(z)`` to a few 1e-16 (absolute), about 3x faster on a CPU (see
-    :class:`_Tanh`); differentiable. Where nothing records a graph (a plain tensor without
+    ``_Tanh``); differentiable. Where nothing records a graph (a plain tensor without
     ``requires_grad``, or grad mode off, outside torch.func transforms), the same numbers
     without the ``autograd.Function`` machinery (~30 us a call: 9% of a 64-point MAP
     objective's evaluation, whose backward pass is hand-written)."""

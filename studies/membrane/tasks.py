@@ -239,7 +239,7 @@ def uq_monte_carlo_task(task):
     """The surrogate Monte Carlo of the UQ surrogate saved at ``task.path``: its predictive
     mean and 50 posterior function draws at the inputs ``Xmc``, on one core
     (``predict_seconds``), and their statistics against the FE truth ``Wt``
-    (:func:`_uq_statistics`). A model loaded from its file predicts bit for bit as the
+    (``_uq_statistics``). A model loaded from its file predicts bit for bit as the
     fitted one, its posterior draws included (``tests/surrogates/laplace/test_fit.py``)."""
     import torch
 

@@ -6,7 +6,7 @@ field. BDL surrogates (2-15-10-1 for Cp_mean, 2-30-15-1 for Cp_rms; N(0,1) and N
 priors) train on n random grid points and predict the whole field with a confidence band;
 the RMSE over the field is tabulated by face and n in the layout of the paper's Table 5.
 Run with ``uqkit study wind [--tpu FILE.mat] --out DIR``; without ``--tpu`` it uses the shipped
-synthetic dataset (:mod:`studies.data.make_synthetic_tpu`).
+synthetic dataset (``studies/data/make_synthetic_tpu.py``).
 
 The package::
 

@@ -74,7 +74,7 @@ def fit_many(estimators, datasets, n_jobs=None):
     predictions 7% apart, 0.5 of their predictive std at most;
     :mod:`surrogates.laplace.fit`).
     ``inference="meanfield"`` regression estimators that the batched trainer takes
-    (:func:`_batched_meanfield_reason`) train as one program per architecture, batch size,
+    (``_batched_meanfield_reason``) train as one program per architecture, batch size,
     ``n_samples``, ``learn_noise``, prior family and thread/progress setting
     (:mod:`surrogates.meanfield.batched`): members may differ in data (sizes included), seed,
     prior parameters, ``kl_weight``, ``kl_anneal``, ``lr``, ``lr_step``, ``lr_gamma``,
@@ -224,7 +224,7 @@ def _meanfield_key(est, Y):
 
 def _fit_meanfield_group(estimators, data):
     """Fit batchable ``inference="meanfield"`` regression estimators of one architecture
-    (equal :func:`_meanfield_key`) with :func:`surrogates.meanfield.batched.train`; ``data``
+    (equal ``_meanfield_key``) with :func:`surrogates.meanfield.batched.train`; ``data``
     holds each one's validated (X, Y (n, k))."""
     t0 = time.perf_counter()
     first = estimators[0]

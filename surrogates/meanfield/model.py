@@ -24,8 +24,9 @@ class BayesianModel(nn.Module):
             prior.setup(len(guide.layers), dtype=guide.mu.dtype)
 
     def kl(self, generator=None, n_samples=1, sigma=None):
-        """KL(q || p) of the guide's posterior from the prior (:meth:`Prior.kl`), at the
-        guide's standard deviations or ``sigma``."""
+        """KL(q || p) of the guide's posterior from the prior
+        (:meth:`surrogates.priors.Prior.kl`), at the guide's standard deviations or
+        ``sigma``."""
         sigma = self.guide.sigma() if sigma is None else sigma
         return self.prior.kl(self.guide.mu, sigma, self.guide.layers, generator, n_samples)
 

@@ -2,7 +2,7 @@
 
 All means and softplus-parameterised standard deviations live in two flat vectors, so the
 KL and the optimiser touch two tensors instead of two per layer. Layer l's weight matrix
-(out x in) and bias follow each other in the vectors; :attr:`MeanFieldMLP.layers` gives
+(out x in) and bias follow each other in the vectors; ``MeanFieldMLP.layers`` gives
 each layer's (start, stop) slice.
 """
 import math

@@ -190,7 +190,7 @@ class PreloadServer(forkserver.ForkServer):
         return pid is not None and (_process_stat(pid) or ["Z"])[0] != "Z"
 
     def ensure_running(self):
-        """Start the server unless it runs: with :attr:`env` and the report variable in its
+        """Start the server unless it runs: with ``env`` and the report variable in its
         environment, and Ctrl-C ignored (a terminal's Ctrl-C during its imports would end
         it). This process's environment changes only while it starts."""
         if self.running():

@@ -8,7 +8,7 @@ holds and calls), the values it holds, its modules' source and its packages' ver
 :func:`identity_key` hashes either; :mod:`uqkit.execution.sources` reads the modules' source and
 versions. The values a model holds are hashed by their pickle, the same in every
 process: functions and modules by name, sets in a fixed order, numba dispatchers by their
-Python function, torch tensors by their values (:func:`_value_bytes`); the code moved to
+Python function, torch tensors by their values (``_value_bytes``); the code moved to
 another directory is the same code.
 
 Imports: the standard library; numba, torch and the model's own modules only as the model
@@ -31,7 +31,7 @@ def _code_objects(obj, seen):
     (unwrapped from ``functools.partial``, bound methods and numba's dispatchers), the
     classes of an object's MRO (builtins aside), and what the functions and objects found
     in closures, defaults, partial arguments, containers, the user's own objects'
-    attributes and, for the user's own code (:func:`_is_user_code`), the module globals its
+    attributes and, for the user's own code (``_is_user_code``), the module globals its
     functions read lead to. Depth first, in a fixed order, without recursion (a chain of a
     thousand linked objects is fine)."""
     found, stack = [], [obj]
@@ -48,7 +48,7 @@ def _code_objects(obj, seen):
 
 def _code_parts(obj, top=False):
     """``(targets, parts)``: the functions and classes ``obj`` itself is or defines, and the
-    values to look into next (see :func:`_code_objects`); ``top``: ``obj`` is the model
+    values to look into next (see ``_code_objects``); ``top``: ``obj`` is the model
     itself, whose classes count even where they are an installed package's."""
     import types
 
@@ -143,8 +143,8 @@ def _function_data(f):
     module globals its code reads, but those a function of its module assigns (state: a
     call counter, a table loaded on first use). All of them where the module has no source
     file (a notebook, ``python -c``). Else the functions, classes and modules among them;
-    the values that cannot change in place (:func:`_is_atom`: numbers, strings, tuples of
-    them) and arrays and tables (:func:`_is_data`: ``LOADS = np.loadtxt("loads.csv")``),
+    the values that cannot change in place (``_is_atom``: numbers, strings, tuples of
+    them) and arrays and tables (``_is_data``: ``LOADS = np.loadtxt("loads.csv")``),
     which the source may not hold (``from settings import SCALE``, ``N =
     int(sys.argv[1])``), also those it reads through a user module it holds
     (``settings.SCALE``); and for another container or object, the source of the user modules
@@ -280,7 +280,7 @@ _USER_MODULES = [-1, ()]
 
 
 def user_modules():
-    """The names of the loaded modules that are the user's own (:func:`_is_user_code`), in
+    """The names of the loaded modules that are the user's own (``_is_user_code``), in
     order: each top-level name classified once (looking up an installed package's version
     per module took seconds with torch's thousand), and found again only when modules were
     loaded or removed since."""
@@ -344,9 +344,9 @@ PICKLE_RECURSION = 8000
 
 def _value_bytes(value):
     """Bytes that stand for a value a function or model holds, the same in every process: its
-    pickle (:func:`_pickled`: unambiguous, in the order of its dicts, each shared object
+    pickle (``_pickled``: unambiguous, in the order of its dicts, each shared object
     once), where functions, classes, numba dispatchers and modules stand by their names (a
-    function's code and what it holds are hashed on their own, :func:`_bytecode`; a user
+    function's code and what it holds are hashed on their own, ``_bytecode``; a user
     module also by its source), sets by their members in a fixed order (not in the order
     they iterate in, which follows the process's string hashing) and torch tensors by their
     values (their pickle holds memory addresses). An object that cannot be pickled (a lock,
@@ -373,7 +373,7 @@ def _value_bytes(value):
 
 
 def _pickled(value):
-    """``value``'s pickle by :func:`_pickler_class`."""
+    """``value``'s pickle by ``_pickler_class``."""
     import io
 
     out = io.BytesIO()
@@ -383,7 +383,7 @@ def _pickled(value):
 
 @functools.lru_cache(maxsize=None)
 def _pickler_class():
-    """The pickler of :func:`_value_bytes`: Python's own (its C one passes sets by before
+    """The pickler of ``_value_bytes``: Python's own (its C one passes sets by before
     it can see them), with stand-ins for what pickles differently in every process or not
     at all."""
     import pickle
@@ -456,7 +456,7 @@ def _without_file(code):
 
 def _bytecode(target):
     """The bytecode of a function or of a class's own functions, with the values they hold
-    (:func:`_function_data`) and, for the user's own class without a source file, its other
+    (``_function_data``) and, for the user's own class without a source file, its other
     attributes, as bytes; empty for anything without Python bytecode."""
     import marshal
 
@@ -482,7 +482,7 @@ def fingerprint(obj):
 
     * the object's state, pickled (its parameters, weights, bound arguments);
     * the bytecode of every function and class that decides what it computes
-      (:func:`_code_objects`: a function in a notebook, a lambda or a closure has no other
+      (``_code_objects``: a function in a notebook, a lambda or a closure has no other
       identity, since a plain pickle holds functions and classes by name only), followed
       through closures, defaults, instance attributes and the user's own module globals
       (another module of the user's project that the model calls is hashed too), with the

@@ -129,7 +129,7 @@ def _probability_rule():
     return nodes.ravel(), (half[:, None] * w[None, :]).ravel()
 
 
-#: Gauss-Legendre points per panel of :func:`_probability_rule`.
+#: Gauss-Legendre points per panel of ``_probability_rule``.
 PANEL_POINTS = 20
 
 
@@ -168,7 +168,7 @@ def marginal_recurrence(marginal, order):
 
     The recurrence is that of the marginal's measure itself in z, by
     :func:`discrete_recurrence` on its quantiles at the nodes of a graded Gauss-Legendre rule
-    in probability (:func:`_probability_rule`): chaospy's own (``chaospy.stieltjes``) works
+    in probability (``_probability_rule``): chaospy's own (``chaospy.stieltjes``) works
     in x, and cancels for a support far from 0 (a triangle on [299, 301]: its polynomials'
     Gram matrix 5e-3 from the identity at order 5, 1.0 on [999, 1001]; indices 0.987 / 0.013
     for 0.264 / 0.736 without a warning), and it is wrong for some of chaospy's derived

@@ -207,7 +207,7 @@ class RandomInputs:
         Student t of df <= 2).
 
         ``sqrt(m2 - m1^2)``, or where that cancels the variance of the marginal's
-        recurrence (:func:`_std`): ``m2 - m1^2`` alone gave 1.414 for normal(1e8, 1)'s std
+        recurrence (``_std``): ``m2 - m1^2`` alone gave 1.414 for normal(1e8, 1)'s std
         of 1."""
         return np.array([_std(self.marginal(n)) for n in self.names])
 

@@ -132,7 +132,7 @@ def sample(inputs, n, rule="random", seed=None):
 def inverse_rosenblatt(inputs, u, off="raise"):
     """(n, d) points u of the unit hypercube -> (n, d) inputs x = T^-1(u), with T the joint's
     Rosenblatt transform (the marginal quantiles for independent inputs). ``off``: what a
-    point does where chaospy's inverse of a copula is off (:func:`_check_inverse`):
+    point does where chaospy's inverse of a copula is off (``_check_inverse``):
     ``"raise"`` a ValueError, or ``"nan"`` come back as a row of NaN (a sampler that rejects
     it).
 
