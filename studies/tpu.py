@@ -44,7 +44,8 @@ class Face:
 class TPUData:
     """One TPU database file, in its own units: the building's height, breadth and depth
     (model scale), the record's period and sampling frequency, the wind direction angle, the
-    mean wind speed at roof height, and the taps of each face (:data:`FACE_NAMES` -> Face)."""
+    mean wind speed at roof height, and the taps of each face that has any (its name in
+    :data:`FACE_NAMES` -> Face)."""
 
     height: float
     breadth: float

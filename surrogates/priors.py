@@ -84,8 +84,9 @@ class Prior(nn.Module):
     def kl(self, mu, sigma, layers, generator=None, n_samples=1):
         """KL(q || p) in nats, a scalar tensor, of the mean-field posterior q = N(mu, sigma^2)
         (flat (P,) tensors) from this prior; ``layers``: the (start, stop) slice of each layer
-        in them. Where there is no closed form (``analytic`` False), an unbiased estimate from
-        ``n_samples`` draws of ``generator``."""
+        in them. A hierarchical prior's is that of q(w) q(s) from p(w | s) p(s), its
+        hyperprior's term included. Where there is no closed form (``analytic`` False), an
+        unbiased estimate from ``n_samples`` draws of ``generator``."""
         raise NotImplementedError
 
     def kl_monte_carlo(self, mu, sigma, layers, n_samples=1000, generator=None):
@@ -93,8 +94,9 @@ class Prior(nn.Module):
         raise NotImplementedError
 
     def describe(self):
-        """The prior's settings as a plain dict (``kind``, ``loc``, ``scale``, ...), as a saved
-        model's settings record a prior object."""
+        """The prior's settings as a plain dict (its ``kind`` and its parameters: ``loc`` and
+        ``scale`` for a direct prior, the base and hyperprior for a hierarchical one), as a
+        saved model's settings record a prior object."""
         raise NotImplementedError
 
     def resolved(self):

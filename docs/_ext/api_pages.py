@@ -208,7 +208,8 @@ def resolve_exported(app, env, node, contnode):
     target = node.get("reftarget", "").lstrip(".~")
     # the docstring's module; in a package page's table of modules (a module docstring's
     # first line, read with no current module), the page's
-    page = node["refdoc"].removeprefix(OUT + "/") if node["refdoc"].startswith(OUT) else ""
+    refdoc = node.get("refdoc", "")
+    page = refdoc.removeprefix(OUT + "/") if refdoc.startswith(OUT) else ""
     module = node.get("py:module") or page
     parts = module.split(".") if module else []
     packages = tuple(app.config.api_packages)
@@ -219,11 +220,11 @@ def resolve_exported(app, env, node, contnode):
         real = documented_name(name, packages)
         if real is None:
             continue
-        found = domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], real,
-                                    node, contnode)
+        found = domain.resolve_xref(env, refdoc, app.builder, node["reftype"], real, node,
+                                    contnode)
         if found is not None:
             return found
-    if not node["refdoc"].startswith(("api/", "auto_examples/")):
+    if not refdoc.startswith(("api/", "auto_examples/")):
         # Sphinx warns about it where no other resolver (the built-in types') takes it
         node["refwarn"] = True
     return None

@@ -15,6 +15,8 @@ takes for the line to split (it has no colon) and reST renders as nothing.
 (['int: how many.'], 'numpy.ndarray | None: the scale.')
 >>> protect(["2: the manifest no longer pins n."])[0]
 '..'
+>>> protect(["Seconds :func:`wait` waits: at most 5."])[0]
+'..'
 >>> protect(["No colon here."])
 ['No colon here.']
 """
@@ -23,8 +25,8 @@ import re
 #: A type's name: dotted (not a number), optionally subscripted.
 NAME = r"[A-Za-z_][\w.]*(\[[^\]]*\])?"
 #: A first line napoleon should read as ``type: description``: names joined by ``|``, ``or``
-#: or commas, then the colon.
-TYPE_FIRST = re.compile(rf"\s*{NAME}(\s*(\||,|\bor\b)\s*{NAME})*\s*:(?!:)")
+#: or commas, then a colon and a space (not a role's colon: ``Seconds :func:`x` ...``).
+TYPE_FIRST = re.compile(rf"\s*{NAME}(\s*(\||,|\bor\b)\s*{NAME})*:(?=\s|$)")
 #: The docstrings napoleon reads as an inline attribute.
 KINDS = ("data", "attribute", "property")
 

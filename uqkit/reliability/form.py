@@ -74,7 +74,11 @@ U_BOUND = 8.0
 
 
 def _with_gradient(ls, u, g_u, fd, h, tag):
-    """g (if ``g_u`` is None) and its finite-difference gradient at u, in one batch."""
+    """g (if ``g_u`` is None) and its finite-difference gradient at u, in one batch. Where a
+    difference's point failed and is counted as a failure (g = -inf: ``failed_runs=
+    "failure"``), that component is the one-sided difference on the other side (one more
+    run for ``fd="forward"``): at a design point on g = 0 whose failure domain fails to run,
+    half of the central points do."""
     d = len(u)
     E = h * np.eye(d)
     pts = [u + E] if fd == "forward" else [u + E, u - E]
@@ -85,8 +89,15 @@ def _with_gradient(ls, u, g_u, fd, h, tag):
         g_u, vals = float(vals[0]), vals[1:]
     if fd == "forward":
         grad = (vals - g_u) / h
-    else:
-        grad = (vals[:d] - vals[d:]) / (2 * h)
+        lost = np.isneginf(vals)  # failed runs counted as failures
+        if lost.any() and math.isfinite(g_u):  # the other side, where it may run
+            grad[lost] = (g_u - ls(u - E[lost], tag=f"{tag}-back")) / h
+        return g_u, grad
+    plus, minus = vals[:d], vals[d:]
+    grad = (plus - minus) / (2 * h)
+    if math.isfinite(g_u):  # one side failed (counted, g = -inf): the other side's difference
+        grad = np.where(np.isfinite(plus) & np.isneginf(minus), (plus - g_u) / h, grad)
+        grad = np.where(np.isneginf(plus) & np.isfinite(minus), (g_u - minus) / h, grad)
     return g_u, grad
 
 
@@ -133,8 +144,8 @@ def form(ls, rng=None, u0=None, tol=1e-4, max_iter=100, fd="central", fd_step=1e
 
 #: What FORM's message adds where failed runs are counted as failures (g = -inf).
 COUNTED_FAILED = ("; a model run failed there, and failed_runs='failure' reads it as g = -inf, "
-                  "which FORM cannot step on: importance sampling takes form_result= of a FORM "
-                  "run whose points all ran")
+                  "which FORM cannot step on: start FORM where g > 0 (u0=), or, from Python, "
+                  "give importance sampling form_result= of a FORM run whose points all ran")
 
 
 class _Iterations:

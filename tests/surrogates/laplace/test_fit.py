@@ -91,10 +91,17 @@ def test_lbfgs_initial_scale_is_s_y_over_y_y_of_each_problems_newest_pair():
     ({"history": 2.5}, r"history must be an integer >= 1, got 2.5"),
     ({"max_halvings": -1}, r"max_halvings must be an integer >= 0, got -1"),
     ({"c1": 1.0}, r"c1 \(Armijo's constant\) must lie in \(0, 1\), got 1.0"),
+    ({"c1": "0.1"}, r"c1 \(Armijo's constant\) must lie in \(0, 1\), got '0.1'"),
 ])
 def test_lbfgs_refuses_bad_settings_by_name(setting, match):
     with pytest.raises(ValueError, match=match):
         minimize(_rosen, torch.zeros(1, 2, dtype=torch.float64), **setting)
+
+
+def test_lbfgs_takes_numpy_integers_for_its_counts():
+    res = minimize(_rosen, torch.zeros(1, 2, dtype=torch.float64), max_iter=np.int64(3000),
+                   history=np.int64(5), max_halvings=np.int32(30))
+    assert res.converged.all()
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu", "sigmoid", "softplus", "identity"])

@@ -67,10 +67,37 @@ def test_importance_sampling_counting_failed_runs_inside_the_failure_domain_is_e
     assert 0.2 * 4000 < counted.info["failed_runs"] < 0.5 * 4000
     assert abs(counted.pf / stats.norm.cdf(-3.5) - 1) < 3 * counted.cov
     # and to a target CoV, in batches
+    whole = failure_probability(_g, inputs, method="is", target_cov=0.02, seed=3,
+                                executor="serial")
     with pytest.warns(UserWarning, match=r"counted as failures"):
         target = failure_probability(_g_failing, inputs, method="is", target_cov=0.02,
                                      seed=3, executor="serial", failed_runs="failure")
+    assert target.pf == whole.pf and target.model_runs == whole.model_runs
     assert target.cov <= 0.02 and target.info["failed_runs"] > 0
+
+
+@pytest.mark.parametrize("fd", ["central", "forward"])
+@pytest.mark.parametrize("algorithm", ["sqp", "hlrf"])
+def test_importance_sampling_where_every_run_with_g_below_0_fails(algorithm, fd):
+    """Runs fail as soon as g < 0 (a solver that stops where the structure fails): FORM's
+    central differences at the design point straddle g = 0, so one point of each failed,
+    and FORM stopped on it (a review). A difference with a failed side is now the other
+    side's one-sided difference (a forward one's failed point is run backwards): FORM
+    converges, and the estimate is the non-failing model's to FORM's tolerance (its design
+    point moves by a one-sided difference)."""
+    def fails_below_0(X):
+        g = _g(X)
+        return np.where(g < 0, np.nan, g)
+
+    inputs = standard_normals(2)
+    whole = failure_probability(_g, inputs, method="is", n=4000, seed=3, executor="serial",
+                                algorithm=algorithm, fd=fd)
+    with pytest.warns(UserWarning, match=r"counted as failures"):
+        r = failure_probability(fails_below_0, inputs, method="is", n=4000, seed=3,
+                                executor="serial", failed_runs="failure",
+                                algorithm=algorithm, fd=fd)
+    assert r.pf == pytest.approx(whole.pf, rel=1e-8)
+    assert 0.4 * 4000 < r.info["failed_runs"] < 0.6 * 4000  # about half the draws
 
 
 def test_importance_samplings_form_search_stops_at_a_failed_run_and_says_why():

@@ -1,0 +1,126 @@
+"""The batched L-BFGS (:mod:`surrogates.laplace.lbfgs`) step by step against a plain one of
+the textbook (Nocedal & Wright, Algorithm 7.4, one problem, NumPy), written here from the
+module's notes: the same iterates after every iteration, not only the same minimum. The
+minimum, the batch's independence and the subsets are in ``test_fit.py``."""
+import numpy as np
+import pytest
+import torch
+
+from surrogates.laplace import lbfgs
+from surrogates.laplace.lbfgs import minimize
+
+
+def _rosen_np(x):
+    f = float((100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum())
+    g = np.zeros_like(x)
+    g[:-1] += -400 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2 * (1 - x[:-1])
+    g[1:] += 200 * (x[1:] - x[:-1] ** 2)
+    return f, g
+
+
+def _rosen(x):
+    out = [_rosen_np(row) for row in x.numpy()]
+    return (torch.tensor([f for f, _ in out], dtype=torch.float64),
+            torch.tensor(np.array([g for _, g in out]), dtype=torch.float64))
+
+
+RESTARTS = []  # the iterations where reference_lbfgs restarted
+
+
+def reference_lbfgs(fun, x, iterations, history=20, c1=1e-4, max_halvings=30, scale=None):
+    """Plain L-BFGS: the two-loop recursion over the pairs of the last ``history``
+    iterations, newest first, ``H0 = (s.y / y.y) I`` of the newest (``1 / max(1, |g|)``
+    with none, or ``scale(iteration, gamma)``), a pair kept where ``s.y > 1e-10 |s| |y|``,
+    steepest descent with a cleared history where ``-H g`` does not descend, and halvings of
+    a unit step until Armijo holds. Returns the iterate after each iteration."""
+    f, g = fun(x)
+    pairs, path = [], []  # (iteration, s, y), oldest first
+    for it in range(iterations):
+        pairs = [p for p in pairs if p[0] > it - 1 - history]
+        q, alphas = g.copy(), []
+        for _, s, y in reversed(pairs):
+            a = (s @ q) / (s @ y)
+            alphas.append(a)
+            q = q - a * y
+        gamma = ((pairs[-1][1] @ pairs[-1][2]) / (pairs[-1][2] @ pairs[-1][2]) if pairs
+                 else 1.0 / max(1.0, np.linalg.norm(g)))
+        r = q * (gamma if scale is None else scale(it, gamma))
+        for (_, s, y), a in zip(pairs, reversed(alphas)):
+            r = r + s * (a - (y @ r) / (s @ y))
+        d = -r
+        if g @ d >= 0:
+            pairs, d = [], -g / max(1.0, np.linalg.norm(g))
+            RESTARTS.append(it)
+        t = 1.0
+        for _ in range(max_halvings + 1):
+            f_t, g_t = fun(x + t * d)
+            if np.isfinite(f_t) and f_t <= f + c1 * t * (g @ d):
+                break
+            t *= 0.5
+        else:
+            raise AssertionError("the reference's line search failed")
+        s, y = t * d, g_t - g
+        if s @ y > 1e-10 * np.linalg.norm(s) * np.linalg.norm(y):
+            pairs.append((it, s, y))
+        x, f, g = x + t * d, f_t, g_t
+        path.append(x)
+    return path
+
+
+@pytest.mark.parametrize("history", [20, 3])
+def test_every_iterate_is_the_textbook_lbfgs_one(history):
+    """Rosenbrock in 4-D from three starts, batched: after each of the first 20 iterations
+    (the first to converge does at 25), every problem is where the plain algorithm is. A
+    two-loop over the pairs in the wrong order, another pair for H0's scale, a first step
+    other than 1 or a history that keeps other iterations' pairs leave it."""
+    starts = np.array([[-1.2, 1.0, 0.5, 0.3], [0.0, 0.0, 0.0, 0.0], [2.0, 2.0, 2.0, -1.0]])
+    paths = [reference_lbfgs(_rosen_np, x0, 20, history=history) for x0 in starts]
+    for k in (1, 2, 5, 12, 20):
+        res = minimize(_rosen, torch.tensor(starts), max_iter=k, history=history)
+        assert res.iterations.dtype == torch.int64 and res.iterations.tolist() == [k] * 3
+        assert not res.converged.any()
+        for j in range(3):
+            np.testing.assert_allclose(res.x[j].numpy(), paths[j][k - 1], rtol=1e-10,
+                                       atol=1e-12)
+
+
+def test_a_direction_that_does_not_descend_restarts_that_problem_alone(monkeypatch):
+    """In exact arithmetic ``-H g`` always descends (every stored pair has s.y > 0). A
+    direction that does not (rounding; here H0's scale made -1e8 times its own for problem 1
+    at iteration 4, which makes H negative definite) clears that problem's pairs and takes
+    the steepest descent, scaled to a step of at most 1. No test had reached it: every line
+    of the restart could be broken. Problem 1 must follow the textbook path with the same
+    restart, and problem 0 its own."""
+    flip = {"it": 0}
+    initial_scale = lbfgs._initial_scale
+
+    def negative_at_4(g, Y, rho, order, every):
+        scale = initial_scale(g, Y, rho, order, every)
+        if flip["it"] == 4:
+            scale = scale.clone()
+            scale[1] = -1e8 * scale[1]
+        flip["it"] += 1
+        return scale
+
+    monkeypatch.setattr(lbfgs, "_initial_scale", negative_at_4)
+    starts = np.array([[-1.2, 1.0, 0.5, 0.3], [2.0, 2.0, 2.0, -1.0]])
+    RESTARTS.clear()
+    res = minimize(_rosen, torch.tensor(starts), max_iter=12)
+    own = reference_lbfgs(_rosen_np, starts[0], 12)[-1]
+    restarted = reference_lbfgs(_rosen_np, starts[1], 12,
+                                scale=lambda it, gamma: -1e8 * gamma if it == 4 else gamma)[-1]
+    assert RESTARTS == [4]
+    plain = reference_lbfgs(_rosen_np, starts[1], 12)[-1]
+    np.testing.assert_allclose(res.x[0].numpy(), own, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.x[1].numpy(), restarted, rtol=1e-10, atol=1e-12)
+    assert np.abs(restarted - plain).max() > 1e-3  # the restart moved problem 1's path
+    # and the restarted problem still converges, to the minimum at ones
+    flip["it"] = 0
+    done = minimize(_rosen, torch.tensor(starts), max_iter=3000)
+    assert done.converged.all()
+    np.testing.assert_allclose(done.x[1].numpy(), np.ones(4), atol=1e-6)
+
+
+def test_one_iteration_is_a_valid_limit():
+    res = minimize(_rosen, torch.tensor([[-1.2, 1.0]], dtype=torch.float64), max_iter=1)
+    assert res.iterations.tolist() == [1] and not res.converged.any()
