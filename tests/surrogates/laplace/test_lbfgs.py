@@ -25,6 +25,7 @@ def _rosen(x):
 
 
 RESTARTS = []  # the iterations where reference_lbfgs restarted
+SKIPPED = []  # the iterations where it stored no pair (no positive curvature)
 
 
 def reference_lbfgs(fun, x, iterations, history=20, c1=1e-4, max_halvings=30, scale=None):
@@ -62,6 +63,8 @@ def reference_lbfgs(fun, x, iterations, history=20, c1=1e-4, max_halvings=30, sc
         s, y = t * d, g_t - g
         if s @ y > 1e-10 * np.linalg.norm(s) * np.linalg.norm(y):
             pairs.append((it, s, y))
+        else:
+            SKIPPED.append(it)
         x, f, g = x + t * d, f_t, g_t
         path.append(x)
     return path
@@ -124,3 +127,79 @@ def test_a_direction_that_does_not_descend_restarts_that_problem_alone(monkeypat
 def test_one_iteration_is_a_valid_limit():
     res = minimize(_rosen, torch.tensor([[-1.2, 1.0]], dtype=torch.float64), max_iter=1)
     assert res.iterations.tolist() == [1] and not res.converged.any()
+
+
+def _double_well_np(x):
+    """sum (x_i^2 - 1)^2 + 0.3 sum x_i x_i+1: negative curvature about the origin."""
+    f = float(((x ** 2 - 1) ** 2).sum() + 0.3 * (x[:-1] * x[1:]).sum())
+    g = 4 * x * (x ** 2 - 1)
+    g[:-1] += 0.3 * x[1:]
+    g[1:] += 0.3 * x[:-1]
+    return f, g
+
+
+def _double_well(x):
+    out = [_double_well_np(row) for row in x.numpy()]
+    return (torch.tensor([f for f, _ in out], dtype=torch.float64),
+            torch.tensor(np.array([g for _, g in out]), dtype=torch.float64))
+
+
+def test_a_step_without_positive_curvature_stores_no_pair():
+    """From near the double well's hump a step meets s.y <= 0: that pair is not stored (its
+    slot is left empty, rho = 0), and the path goes on as the textbook's."""
+    starts = np.array([[0.05, -0.1, 0.08], [0.3, 0.2, -0.25]])
+    SKIPPED.clear()
+    paths = [reference_lbfgs(_double_well_np, x0, 8) for x0 in starts]
+    assert SKIPPED  # the reference met a step without positive curvature
+    for k in (1, 2, 4, 8):
+        res = minimize(_double_well, torch.tensor(starts), max_iter=k)
+        assert not res.converged.any()
+        for j in range(2):
+            np.testing.assert_allclose(res.x[j].numpy(), paths[j][k - 1], rtol=1e-10,
+                                       atol=1e-12)
+
+
+def test_the_callback_sees_each_iteration_and_the_objective_test_stops_a_problem():
+    """With ``gtol=0`` no gradient passes, so the objective's test stops each problem: its
+    last accepted step changed f by at most ``ftol * max(1, |f|)`` (relative to f = 1e6
+    here), every earlier one by more. The callback gets the iteration, every problem's f
+    and which still run."""
+    seen = []
+
+    def offset(x):
+        f, g = _rosen(x)
+        return f + 1e6, g
+
+    starts = torch.tensor([[-1.2, 1.0], [2.0, 2.0]], dtype=torch.float64)
+    res = minimize(offset, starts, gtol=0.0, ftol=1e-12,
+                   callback=lambda it, f, active: seen.append((it, f.clone(), active.clone())))
+    assert res.converged.all() and [it for it, _, _ in seen] == list(range(len(seen)))
+    for j in range(2):
+        n = int(res.iterations[j])
+        f = [float(starts_f) for starts_f in offset(starts)[0][j:j + 1]]
+        f += [float(fs[j]) for _, fs, _ in seen[:n]]
+        changes = np.abs(np.diff(f))
+        limits = 1e-12 * np.maximum(1.0, np.abs(f[:-1]))
+        assert changes[-1] <= limits[-1] and (changes[:-1] > limits[:-1]).all()
+        assert bool(seen[n - 1][2][j]) is False and bool(seen[n - 2][2][j]) is True
+        assert float(res.f[j]) == f[-1]
+
+
+def test_a_line_search_that_fails_stops_that_problem_alone():
+    """Problem 0's objective is finite only at its start: every trial step fails, and after
+    ``max_halvings`` halvings (4 trials) it stops, unconverged, where it started; problem 1
+    runs on to its minimum."""
+    start = torch.tensor([[0.5, 0.5], [-1.2, 1.0]], dtype=torch.float64)
+    trials = []
+
+    def fun(x, idx):
+        f, g = _rosen(x)
+        at_start = (x == start[0]).all(1)
+        wall = (idx == 0) & ~at_start
+        trials.extend([1] * int(((idx == 0) & ~at_start).sum()))
+        return torch.where(wall, torch.inf, f), g
+
+    res = minimize(fun, start, max_iter=3000, max_halvings=3, subsets=True)
+    assert res.converged.tolist() == [False, True] and len(trials) == 4
+    assert torch.equal(res.x[0], start[0]) and int(res.iterations[0]) == 1
+    np.testing.assert_allclose(res.x[1].numpy(), [1.0, 1.0], atol=1e-6)
