@@ -60,7 +60,7 @@ from .result import beta_of, clopper_pearson
 __all__ = ["LEARNING", "surrogate_mean_std", "expected_feasibility", "select_batch",
            "active_learning", "plot_history"]
 
-#: The learning functions of :func:`active_learning`: ``"U"``, |mu| / sigma of the surrogate
+#: The learning functions of :func:`active_learning`: ``"U"``, ``|mu| / sigma`` of the surrogate
 #: (Echard et al. 2011; its sign is least sure where U is smallest), and ``"EFF"``, the
 #: expected feasibility (Bichon et al. 2008).
 LEARNING = ("U", "EFF")
