@@ -89,11 +89,11 @@ def test_every_iterate_is_the_textbook_lbfgs_one(history):
 
 def test_a_direction_that_does_not_descend_restarts_that_problem_alone(monkeypatch):
     """In exact arithmetic ``-H g`` always descends (every stored pair has s.y > 0). A
-    direction that does not (rounding; here H0's scale made -1e8 times its own for problem 1
-    at iteration 4, which makes H negative definite) clears that problem's pairs and takes
-    the steepest descent, scaled to a step of at most 1. No test had reached it: every line
-    of the restart could be broken. Problem 1 must follow the textbook path with the same
-    restart, and problem 0 its own."""
+    direction that does not (rounding; here H0's scale made -1e8 times its own for problems
+    1 and 2 at iteration 4, which makes H negative definite) clears that problem's pairs and
+    takes the steepest descent, scaled to a step of at most 1. No test had reached it: every
+    line of the restart could be broken. Problems 1 and 2 must follow the textbook path with
+    the same restart, and problem 0 its own."""
     flip = {"it": 0}
     initial_scale = lbfgs._initial_scale
 
@@ -101,25 +101,27 @@ def test_a_direction_that_does_not_descend_restarts_that_problem_alone(monkeypat
         scale = initial_scale(g, Y, rho, order, every)
         if flip["it"] == 4:
             scale = scale.clone()
-            scale[1] = -1e8 * scale[1]
+            scale[1:] = -1e8 * scale[1:]
         flip["it"] += 1
         return scale
 
     monkeypatch.setattr(lbfgs, "_initial_scale", negative_at_4)
-    starts = np.array([[-1.2, 1.0, 0.5, 0.3], [2.0, 2.0, 2.0, -1.0]])
+    starts = np.array([[-1.2, 1.0, 0.5, 0.3], [2.0, 2.0, 2.0, -1.0], [0.0, 0.0, 0.0, 0.0]])
     RESTARTS.clear()
     res = minimize(_rosen, torch.tensor(starts), max_iter=12)
     own = reference_lbfgs(_rosen_np, starts[0], 12)[-1]
-    restarted = reference_lbfgs(_rosen_np, starts[1], 12,
-                                scale=lambda it, gamma: -1e8 * gamma if it == 4 else gamma)[-1]
-    assert RESTARTS == [4]
+    restarted = [reference_lbfgs(_rosen_np, x0, 12, scale=lambda it, gamma: -1e8 * gamma
+                                 if it == 4 else gamma)[-1] for x0 in starts[1:]]
+    assert RESTARTS == [4, 4]
     plain = reference_lbfgs(_rosen_np, starts[1], 12)[-1]
     np.testing.assert_allclose(res.x[0].numpy(), own, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(res.x[1].numpy(), restarted, rtol=1e-10, atol=1e-12)
-    assert np.abs(restarted - plain).max() > 1e-3  # the restart moved problem 1's path
+    for j in (1, 2):  # each scaled by its own gradient's norm
+        np.testing.assert_allclose(res.x[j].numpy(), restarted[j - 1], rtol=1e-10,
+                                   atol=1e-12)
+    assert np.abs(restarted[0] - plain).max() > 1e-3  # the restart moved problem 1's path
     # and the restarted problem still converges, to the minimum at ones
     flip["it"] = 0
-    done = minimize(_rosen, torch.tensor(starts), max_iter=3000)
+    done = minimize(_rosen, torch.tensor(starts[:2]), max_iter=3000)
     assert done.converged.all()
     np.testing.assert_allclose(done.x[1].numpy(), np.ones(4), atol=1e-6)
 
@@ -203,3 +205,18 @@ def test_a_line_search_that_fails_stops_that_problem_alone():
     assert res.converged.tolist() == [False, True] and len(trials) == 4
     assert torch.equal(res.x[0], start[0]) and int(res.iterations[0]) == 1
     np.testing.assert_allclose(res.x[1].numpy(), [1.0, 1.0], atol=1e-6)
+
+
+def test_a_problem_stops_on_its_own_gradient_whatever_the_others():
+    """|x|^2 from (1, 1): the first pair gives H0 = 1/2 I, its exact inverse Hessian, so the
+    second step lands on 0 exactly and its gradient test stops it there, at iteration 2,
+    while Rosenbrock beside it still has a large gradient."""
+    def fun(x):
+        f, g = _rosen(x)
+        f[0], g[0] = (x[0] ** 2).sum(), 2 * x[0]
+        return f, g
+
+    res = minimize(fun, torch.tensor([[1.0, 1.0], [-1.2, 1.0]], dtype=torch.float64),
+                   max_iter=3000)
+    assert res.converged.all() and int(res.iterations[0]) == 2
+    assert res.x[0].tolist() == [0.0, 0.0]
