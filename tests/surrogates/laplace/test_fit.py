@@ -91,6 +91,7 @@ def test_lbfgs_initial_scale_is_s_y_over_y_y_of_each_problems_newest_pair():
     ({"history": 2.5}, r"history must be an integer >= 1, got 2.5"),
     ({"max_halvings": -1}, r"max_halvings must be an integer >= 0, got -1"),
     ({"c1": 1.0}, r"c1 \(Armijo's constant\) must lie in \(0, 1\), got 1.0"),
+    ({"c1": 0.0}, r"c1 \(Armijo's constant\) must lie in \(0, 1\), got 0.0"),
     ({"c1": "0.1"}, r"c1 \(Armijo's constant\) must lie in \(0, 1\), got '0.1'"),
 ])
 def test_lbfgs_refuses_bad_settings_by_name(setting, match):
