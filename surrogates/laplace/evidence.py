@@ -132,9 +132,8 @@ class LaplaceEvidence:
     def newton(self, c, tau, free_tau, bounds, gtol, max_iter=200):
         """P-space maximisation: each step sets the noise precisions by MacKay's update
         ``tau_j = (n_j - gamma_j) / SSE_j`` and takes a Newton step in log c with the exact
-        Hessian ``(c c^T * S - diag(c tr_g(H^-1)) - diag(c q)) / 2``, ``S_gh`` the sum of
-        ``(H^-1)_ab^2`` over a in g, b in h (a fixed-point step ``c = gamma / q`` where that
-        Hessian is not negative definite), until the gradient is below ``gtol``. A factor at
+        Hessian (:meth:`log_c_hessian`; a fixed-point step ``c = gamma / q`` where it is not
+        negative definite), until the gradient is below ``gtol``. A factor at
         a bound that its gradient pushes against stays there and out of the step."""
         lo, hi = math.log(bounds[0]), math.log(bounds[1])
         E = torch.zeros(len(c), self.P, dtype=torch.float64)

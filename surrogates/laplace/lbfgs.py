@@ -22,7 +22,7 @@ one network, which scipy's L-BFGS-B does with its box constraints (this one has 
 the NN baseline (:class:`surrogates.NeuralNetwork`, ``optimizer="lbfgs"``) trains one network
 with torch's strong-Wolfe L-BFGS, as a scikit-learn-like baseline would.
 
-Imports: torch and the standard library only.
+Imports: torch and :mod:`surrogates.validation`'s checks.
 
 Example:
     >>> import torch
@@ -34,10 +34,11 @@ Example:
     >>> [round(v, 6) for v in res.x[:, 0].tolist()], res.converged.tolist()
     ([0.589755, 1.0], [True, True])
 """
-import numbers
 from dataclasses import dataclass
 
 import torch
+
+from ..validation import is_int, is_real
 
 __all__ = ["BatchedResult", "minimize"]
 
@@ -107,9 +108,9 @@ def minimize(fun, x0, max_iter=1000, history=20, gtol=1e-8, ftol=1e-12, c1=1e-4,
     """
     for name, value, least in (("max_iter", max_iter, 1), ("history", history, 1),
                                ("max_halvings", max_halvings, 0)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        if not is_int(value, least):
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    if isinstance(c1, bool) or not isinstance(c1, numbers.Real) or not 0.0 < c1 < 1.0:
+    if not (is_real(c1) and 0.0 < c1 < 1.0):
         raise ValueError(f"c1 (Armijo's constant) must lie in (0, 1), got {c1!r}")
     x = x0.detach().clone()
     K, P = x.shape

@@ -141,6 +141,19 @@ def _declared_all(tree):
     return None
 
 
+def _assigned(node):
+    """The names an assignment binds, those of tuple unpacking too (``A, B = ...``)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t])
+            if isinstance(n, ast.Name)}
+
+
+def _assigned_names(tree):
+    """The names a module's top-level assignments bind."""
+    return {name for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for name in _assigned(node)}
+
+
 @pytest.mark.parametrize("name", sorted(n for n, p in MODULES.items()
                                         if not p.name.startswith("_") and "data" not in p.parts))
 def test_every_module_lists_its_public_names(name):
@@ -152,19 +165,9 @@ def test_every_module_lists_its_public_names(name):
     assert declared is not None, f"{name} has no __all__"
     missing = [d for d in _public_definitions(tree) if d not in declared]
     assert not missing, f"{name}: public but not in __all__: {missing}"
-    defined = {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-               for t in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(t, ast.Name)}
-    defined |= set(_public_definitions(tree))
+    defined = _assigned_names(tree) | set(_public_definitions(tree))
     unknown = [d for d in declared if d not in defined]
     assert not unknown, f"{name}: __all__ lists names it does not define: {unknown}"
-
-
-def _assigned(node):
-    """The names an assignment binds, those of tuple unpacking too (``A, B = ...``)."""
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return {n.id for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t])
-            if isinstance(n, ast.Name)}
 
 
 def _doc_comment_lines(text):
@@ -213,8 +216,7 @@ def test_every_name_a_module_lists_is_documented(name):
         declared = _declared_all(tree) or []
     except ValueError:  # a package's __all__ made of its lazy exports: defined elsewhere
         declared = []
-    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    defined |= {t for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-                for t in _assigned(node)}
+    defined = _assigned_names(tree) | {n.name for n in tree.body
+                                       if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     bare = [d for d in declared if d in defined and d not in _documented_names(text)]
     assert not bare, f"{name}: listed in __all__ but documented nowhere: {bare}"

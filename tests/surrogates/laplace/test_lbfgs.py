@@ -18,10 +18,17 @@ def _rosen_np(x):
     return f, g
 
 
-def _rosen(x):
-    out = [_rosen_np(row) for row in x.numpy()]
-    return (torch.tensor([f for f, _ in out], dtype=torch.float64),
-            torch.tensor(np.array([g for _, g in out]), dtype=torch.float64))
+def _batched(one):
+    """The batched objective, ``x`` (K, P) -> (f (K,), g (K, P)), of ``one`` row's NumPy
+    ``(f, g)``: the same numbers as the reference takes."""
+    def fun(x):
+        out = [one(row) for row in x.numpy()]
+        return (torch.tensor([f for f, _ in out], dtype=torch.float64),
+                torch.tensor(np.array([g for _, g in out]), dtype=torch.float64))
+    return fun
+
+
+_rosen = _batched(_rosen_np)
 
 
 RESTARTS = []  # the iterations where reference_lbfgs restarted
@@ -140,10 +147,7 @@ def _double_well_np(x):
     return f, g
 
 
-def _double_well(x):
-    out = [_double_well_np(row) for row in x.numpy()]
-    return (torch.tensor([f for f, _ in out], dtype=torch.float64),
-            torch.tensor(np.array([g for _, g in out]), dtype=torch.float64))
+_double_well = _batched(_double_well_np)
 
 
 def test_a_step_without_positive_curvature_stores_no_pair():

@@ -19,10 +19,16 @@ def _g(X):
     return 3.5 - X.sum(axis=1) / np.sqrt(2.0)
 
 
-def _g_failing(X):
-    """The same g, whose runs fail (NaN) deep in the failure domain (g < -0.3)."""
-    g = _g(X)
-    return np.where(g < -0.3, np.nan, g)
+def _failing_below(level):
+    """The same g, whose runs fail (NaN) wherever g < ``level``."""
+    def g_failing(X):
+        g = _g(X)
+        return np.where(g < level, np.nan, g)
+    return g_failing
+
+
+#: Runs that fail deep in the failure domain only.
+_g_failing = _failing_below(-0.3)
 
 
 def test_monte_carlo_counting_failed_runs_inside_the_failure_domain_is_exact():
@@ -85,10 +91,7 @@ def test_importance_sampling_where_every_run_with_g_below_0_fails(algorithm, fd)
     side's one-sided difference (a forward one's failed point is run backwards): FORM
     converges, and the estimate is the non-failing model's to FORM's tolerance (its design
     point moves by a one-sided difference)."""
-    def fails_below_0(X):
-        g = _g(X)
-        return np.where(g < 0, np.nan, g)
-
+    fails_below_0 = _failing_below(0.0)
     inputs = standard_normals(2)
     whole = failure_probability(_g, inputs, method="is", n=4000, seed=3, executor="serial",
                                 algorithm=algorithm, fd=fd)
@@ -105,10 +108,7 @@ def test_importance_samplings_form_search_stops_at_a_failed_run_and_says_why():
     the design point's too), it stops naming the failed run and form_result=."""
     from uqkit.reliability.result import ConvergenceError
 
-    def failing_early(X):
-        g = _g(X)
-        return np.where(g < 3.0, np.nan, g)
-
+    failing_early = _failing_below(3.0)
     with pytest.raises(ConvergenceError, match=r"a model run failed there.*form_result="):
         failure_probability(failing_early, standard_normals(2), method="is", n=100, seed=3,
                             executor="serial", failed_runs="failure")
@@ -126,11 +126,9 @@ def test_a_bad_failed_runs_value_is_refused_by_name():
         failure_probability(_g, standard_normals(2), failed_runs="skip", executor="serial")
 
 
-def _g_failing_wide(X):
-    """g at beta = 3.5 whose runs fail wherever g < 1.5: subset's later levels lie in the
-    failing zone, where a few chains' whole MCMC step fails."""
-    g = _g(X)
-    return np.where(g < 1.5, np.nan, g)
+#: g at beta = 3.5 whose runs fail wherever g < 1.5: subset's later levels lie in the
+#: failing zone, where a few chains' whole MCMC step fails.
+_g_failing_wide = _failing_below(1.5)
 
 
 @pytest.mark.parametrize("seed", [5, 9, 10])
