@@ -89,12 +89,12 @@ def keep(folder, row, x, values, invocation=""):
     body = json.dumps(dict(answer, invocation=str(invocation)) if invocation else answer)
     try:
         for attempt in range(3):  # the parent removes the folder once no answer waits there
-            folder.mkdir(parents=True, exist_ok=True)
-            try:
+            try:  # (between mkdir's "exists" and its check that a folder is there, too)
+                folder.mkdir(parents=True, exist_ok=True)
                 (folder / f".{name}.tmp").write_text(body)
                 os.replace(folder / f".{name}.tmp", folder / f"{name}.json")
                 return
-            except FileNotFoundError:
+            except (FileNotFoundError, FileExistsError):
                 if attempt == 2:
                     raise
     except OSError as exc:
