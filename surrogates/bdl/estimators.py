@@ -47,7 +47,7 @@ from .fit_many import (_batched_meanfield_reason, _fit_laplace_group, _fit_meanf
 from .persistence import load, save
 from ..prediction import check_levels
 from .prediction import posterior, predict
-from .settings import check_settings, fit_device
+from .settings import check_laplace_variance, check_settings, fit_device
 
 __all__ = ["BDL", "BDLClassifier"]
 
@@ -130,6 +130,16 @@ class _BaseBDL(BaseEstimator):
             predictive mean. A number > 0 multiplies every prior precision by it, for the MAP
             fit too (1: the prior's own; 4 on ``normal(0, 1)`` is ``normal(0, 0.5)``), and
             keeps the MAP noise. The factors used are ``history_["prior_scale"]``.
+        laplace_variance: ``inference="laplace"``, regression: how predictions get the
+            epistemic variance ``diag(J Sigma J^T)`` of the linearised network. ``"draws"``
+            (default): the mean square of ``predict_samples`` draws' outputs about the mean, a
+            relative error of about ``sqrt(2 / predict_samples)`` (10% at 200 draws, 5% in
+            the standard deviation and the intervals' epistemic part), and the same draws at
+            every input. ``"exact"``: the Jacobian through Sigma, to rounding and the same for
+            any seed (:meth:`surrogates.laplace.fit.LaplacePosterior.variance`); the draws
+            then serve ``return_samples`` alone. Its cost per input grows with the weights
+            (P) where the draws' grows with their number: ``docs/guide/surrogates.md``
+            measures both. A prediction setting: ``set_params`` changes it on a fitted model.
     """
 
     _task = None
@@ -142,7 +152,7 @@ class _BaseBDL(BaseEstimator):
                  val_fraction=0.0, patience=None, eval_every=10, standardize=True, seed=0,
                  device="auto", predict_samples=200, predict_batch=4096, num_threads=None,
                  progress=None, inference="meanfield", max_iter=2000,
-                 laplace_prior_scale="evidence"):
+                 laplace_prior_scale="evidence", laplace_variance="draws"):
         self.hidden = hidden
         self.activation = activation
         self.prior = prior
@@ -176,6 +186,7 @@ class _BaseBDL(BaseEstimator):
         self.inference = inference
         self.max_iter = max_iter
         self.laplace_prior_scale = laplace_prior_scale
+        self.laplace_variance = laplace_variance
 
     def _config(self):
         """The constructor arguments as plain data (a prior object by its description)."""
@@ -340,6 +351,7 @@ class _BaseBDL(BaseEstimator):
 
     @torch.no_grad()
     def _distribution(self, X, S, return_samples, levels, seed):
+        check_laplace_variance(self)  # set_params may have changed it since the fit
         with torch_threads(self.num_threads):
             return predict(self, X, S, return_samples, levels, seed)
 

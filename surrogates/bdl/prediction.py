@@ -17,7 +17,10 @@ def predict(est, X, S, return_samples, levels, seed):
     validated inputs X from S posterior draws seeded by ``seed``."""
     engine = est.engine_
     regression = est._task == "regression"
-    draws = engine.draws(S, seed)
+    # the exact variance (check_settings allows it for Laplace regression alone) needs no
+    # draws, but for the samples
+    exact = regression and getattr(est, "laplace_variance", "draws") == "exact"
+    draws = engine.draws(S, seed) if return_samples or not exact else None
     Z = est.x_scaler_.transform(X)
     scale = getattr(est, "variance_scale_", None)
     if regression:
@@ -30,12 +33,13 @@ def predict(est, X, S, return_samples, levels, seed):
     means, variances = np.empty((n, k)), np.empty((n, k))
     samples = np.empty((S, n, k)) if return_samples else None
     bounds = {lv: (np.empty((n, k)), np.empty((n, k))) for lv in levels} if regression else {}
-    step = engine.chunk_rows(est.predict_batch, S)
+    step = engine.chunk_rows(est.predict_batch, S if draws is not None else 0, exact)
     for start in range(0, n, step):
         z = Z[start:start + step]
         rows = slice(start, start + len(z))
         if regression:
-            mean, var, f = engine.regression_chunk(z, draws, ys, ym, scale, return_samples)
+            mean, var, f = engine.regression_chunk(z, draws, ys, ym, scale, return_samples,
+                                                   exact)
         else:
             f = torch.softmax(engine.logits(z, draws), -1).double().cpu().numpy()
             mean, var = f.mean(0), f.var(0)

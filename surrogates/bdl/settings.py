@@ -15,14 +15,19 @@ import torch
 from ..priors import make_prior
 from ..validation import is_int, is_real
 
-__all__ = ["ACTIVATIONS", "INFERENCES", "SlowDeviceWarning", "GPU_MEASURED", "AUTO_GPU_WORK",
-           "step_work", "choose_device", "check_settings", "fit_device"]
+__all__ = ["ACTIVATIONS", "INFERENCES", "LAPLACE_VARIANCES", "SlowDeviceWarning",
+           "GPU_MEASURED", "AUTO_GPU_WORK", "check_laplace_variance", "step_work",
+           "choose_device", "check_settings", "fit_device"]
 
 #: The hidden layers' activations a BDL takes.
 ACTIVATIONS = ("tanh", "relu")
 #: The inferences a BDL takes: mean-field variational inference and the linearised Laplace
 #: approximation.
 INFERENCES = ("meanfield", "laplace")
+
+#: How a Laplace regression's predictions get their epistemic variance: from posterior draws
+#: or exactly (``BDL(laplace_variance=...)``).
+LAPLACE_VARIANCES = ("draws", "exact")
 
 #: What a GPU gave below and above ``AUTO_GPU_WORK``, measured on an H200 beside 16 CPU cores
 #: (``python benchmarks/bench_gpu.py``, docs/guide/performance.md).
@@ -104,12 +109,28 @@ def check_settings(est):
             is_real(scale) and math.isfinite(scale) and scale > 0):
         raise ValueError(f"laplace_prior_scale must be 'evidence' or a number > 0, got "
                          f"laplace_prior_scale={scale!r}")
+    check_laplace_variance(est)
     if est.inference == "laplace":
         prior.check_laplace()
         if est.val_fraction:
             raise ValueError("val_fraction and early stopping apply to "
                              "inference='meanfield'; inference='laplace' trains to "
                              f"convergence (got val_fraction={est.val_fraction!r})")
+
+
+def check_laplace_variance(est):
+    """Raise a ValueError unless ``est.laplace_variance`` is one of ``LAPLACE_VARIANCES`` and,
+    if ``"exact"``, ``est`` a Laplace regression (checked at fit and, since ``set_params`` may
+    change it on a fitted model, at prediction)."""
+    variance = est.laplace_variance
+    if not isinstance(variance, str) or variance not in LAPLACE_VARIANCES:
+        raise ValueError(f"laplace_variance must be one of {LAPLACE_VARIANCES}, got "
+                         f"laplace_variance={variance!r}")
+    if variance == "exact" and (est.inference != "laplace" or est._task != "regression"):
+        raise ValueError(f"laplace_variance='exact' is the linearised Laplace regression's "
+                         f"variance; this {type(est).__name__} with inference="
+                         f"{est.inference!r} estimates its variance from draws "
+                         f"(laplace_variance='draws')")
 
 
 def step_work(inference, n_rows, n_params, batch_size=None, n_samples=1):

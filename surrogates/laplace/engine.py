@@ -3,7 +3,11 @@ every BDL engine offers (:class:`surrogates.meanfield.engine.MeanFieldEngine` is
 
 Prediction uses the linearised network ``f(x, w*) + J(x) delta`` with ``delta ~ N(0, Sigma)``
 (:class:`surrogates.laplace.fit.LaplacePosterior`): Gaussian in the outputs, with mean
-``f(x, w*)`` and epistemic variance the draws' mean square of ``J(x) delta``.
+``f(x, w*)`` and epistemic variance ``diag(J(x) Sigma J(x)^T)``: by default the draws' mean
+square of ``J(x) delta`` (one tangent pass per draw, about 2 P multiply-adds per draw, input
+and output), or exactly (``BDL(laplace_variance="exact")``: the Jacobian's k rows through
+Sigma, k P r multiply-adds per input with the low-rank form of rank r, k P^2 / 2 with the
+factor).
 
 Imports numpy, scipy, torch, :mod:`surrogates.laplace.fit` and :mod:`surrogates.prediction`.
 """
@@ -14,7 +18,13 @@ from scipy import special
 from ..prediction import DRAW_SEED_OFFSET
 from .fit import LaplacePosterior
 
-__all__ = ["LaplaceEngine"]
+__all__ = ["JACOBIAN_ENTRIES", "LaplaceEngine"]
+
+#: The most entries of the Jacobian (inputs x outputs x weights, float64) that an exact
+#: variance's prediction chunk holds: 2**19, 4 MiB (``benchmarks/bench_laplace_variance.py
+#: --entries``: at P = 838 and 1e5 inputs on one thread, 2**18-2**21 took 5.8-9.1 s, a spread
+#: as wide as between repeats of one size).
+JACOBIAN_ENTRIES = 2 ** 19
 
 class LaplaceEngine:
     """A fitted Laplace BDL: the stacked network ``net`` (one member) and its ``posterior``."""
@@ -38,24 +48,34 @@ class LaplaceEngine:
         gen = torch.Generator().manual_seed(int(seed) + DRAW_SEED_OFFSET)
         return self.posterior.sample(n, gen)
 
-    def chunk_rows(self, predict_batch, n_draws):
+    def chunk_rows(self, predict_batch, n_draws, exact=False):
         """Input rows per prediction chunk: the tangent pass is memory-bound, so chunks of
         ``n_draws x rows x width`` that stay in the cache (measured, 1e5 inputs x 200 draws:
         2.2 s at 128 rows, 4.0 s at 1024); on a GPU, of 4194304 rows of draws (a chunk
-        costs its launches and one wait), ``predict_batch`` at most."""
+        costs its launches and one wait), ``predict_batch`` at most. ``exact``: also at most
+        ``JACOBIAN_ENTRIES`` entries of the chunk's Jacobian (rows x k x P)."""
         rows = 32768 if self.posterior.w.device.type == "cpu" else 4194304
-        return min(predict_batch, max(64, rows // n_draws))
+        step = min(predict_batch, max(64, rows // max(n_draws, 1)))
+        if exact:
+            per_row = self.sizes[-1] * len(self.posterior.w)
+            step = min(step, max(1, JACOBIAN_ENTRIES // per_row))
+        return step
 
-    def regression_chunk(self, z, draws, ys, ym, scale, return_samples):
+    def regression_chunk(self, z, draws, ys, ym, scale, return_samples, exact=False):
         """(mean, epistemic variance, draws or None) in output units at the standardised
         inputs z; a recalibration ``scale`` widens a draw's output ``J(x) delta`` about the
-        mean (the linearised predictive's mean is the MAP network's output, exactly)."""
+        mean (the linearised predictive's mean is the MAP network's output, exactly).
+        ``exact``: the variance is ``diag(J Sigma J^T)`` (:meth:`LaplacePosterior.variance`)
+        and ``draws`` (None without ``return_samples``) serve the samples alone."""
         spread = ys if scale is None else ys * np.sqrt(scale)
         w = self.posterior.w
-        f0, tangent = self.net.forward_tangent(
-            w, torch.as_tensor(z, dtype=torch.float64, device=w.device), draws)
+        x = torch.as_tensor(z, dtype=torch.float64, device=w.device)
+        if draws is None:  # no directions: the mean by the same arithmetic as with draws
+            draws = torch.zeros((0, len(w)), dtype=w.dtype, device=w.device)
+        f0, tangent = self.net.forward_tangent(w, x, draws)
         mean = f0.cpu().numpy() * ys + ym
-        var = tangent.square().mean(0).cpu().numpy() * spread ** 2
+        var = (self.posterior.variance(self.net.jacobian(w, x)) if exact
+               else tangent.square().mean(0)).cpu().numpy() * spread ** 2
         return mean, var, (mean + tangent.cpu().numpy() * spread) if return_samples else None
 
     def logits(self, z, draws):

@@ -41,11 +41,14 @@ class MeanFieldEngine:
         gen = torch.Generator(device=guide.mu.device).manual_seed(int(seed) + DRAW_SEED_OFFSET)
         return guide.draw_weights(guide.sample_weights(n, gen))
 
-    def chunk_rows(self, predict_batch, n_draws):
+    def chunk_rows(self, predict_batch, n_draws, exact=False):
         """Input rows per prediction chunk: ``n_draws x rows x width`` of about 131072 rows
         of draws on a CPU (655 inputs at 200 draws: 1.5x faster than 4096, measured), of
         4194304 on a GPU (where a chunk costs its launches and one wait), ``predict_batch``
-        at most."""
+        at most. ``exact`` must be False: a mean-field predictive's variance has no closed
+        form."""
+        if exact:
+            raise ValueError("mean field's epistemic variance is estimated from draws only")
         rows = 131072 if self.model.guide.mu.device.type == "cpu" else 4194304
         return min(predict_batch, max(64, rows // n_draws))
 
@@ -53,10 +56,13 @@ class MeanFieldEngine:
         x = torch.as_tensor(z, dtype=torch.float32, device=self.model.guide.mu.device)
         return self.model.guide.forward_draws(x, draws)
 
-    def regression_chunk(self, z, draws, ys, ym, scale, return_samples):
+    def regression_chunk(self, z, draws, ys, ym, scale, return_samples, exact=False):
         """(mean, epistemic variance, the draws' outputs) in output units at the standardised
         inputs z; a recalibration ``scale`` widens the draws about their mean. The draws are
-        returned always: the mixture intervals need them."""
+        returned always: the mixture intervals need them. ``exact``: as in
+        :meth:`chunk_rows`."""
+        if exact:
+            raise ValueError("mean field's epistemic variance is estimated from draws only")
         f = self._forward(z, draws).double()
         if f.device.type != "cpu":  # the arithmetic where the draws are; one copy back
             ys_t, ym_t = (torch.as_tensor(a, dtype=torch.float64, device=f.device)

@@ -75,6 +75,22 @@ def test_laplace_on_cuda_equals_the_cpu_fit_in_float64():
         gpu.log_evidence_, cpu.log_evidence_)
 
 
+@pytest.mark.parametrize("n", [20, 200])  # the posterior's low-rank form, and its factor
+def test_the_exact_laplace_variance_on_cuda_equals_the_cpus(n, tmp_path):
+    """One fitted posterior, loaded onto either device: its exact variance (a Jacobian
+    through Sigma, float64) is the same to rounding on both."""
+    X, Y = _data(n)
+    model = BDL(hidden=(10,), inference="laplace", max_iter=300, seed=2, device="cpu",
+                laplace_variance="exact").fit(X, Y)
+    model.save(tmp_path / "m.pt")
+    gpu_model = BDL.load(tmp_path / "m.pt", device="cuda")
+    assert gpu_model.laplace_.w.device.type == "cuda"
+    Xt = _data(300, seed=1)[0]
+    cpu, gpu = model.predict_distribution(Xt), gpu_model.predict_distribution(Xt)
+    np.testing.assert_allclose(gpu.mean, cpu.mean, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gpu.epistemic_var, cpu.epistemic_var, rtol=1e-9)
+
+
 def test_a_cuda_model_saves_and_loads_onto_either_device(tmp_path):
     X, Y = _data()
     gpu = BDL(hidden=(8,), epochs=20, device="cuda", seed=0).fit(X, Y)
