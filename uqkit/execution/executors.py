@@ -16,7 +16,9 @@ worker:
 * ignores SIGINT: Ctrl-C reaches the parent, which saves what finished and stops the pool;
 * exits by itself when this process dies (SIGKILL included): a watchdog thread polls its
   parent's PID (:func:`watch_parent`); a fork server's workers watch the server, which ends
-  when this process does.
+  when this process does;
+* ends the external programs it runs when it ends (:func:`end_worker`), a program being
+  started at that moment too (:func:`starting_child`).
 
 This module imports nothing heavy, so that a worker can cap its thread pools before numpy,
 numba or torch start theirs.
@@ -29,12 +31,12 @@ from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 
 __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
-           "kill_child_groups", "watch_parent", "worker_init", "WORKER_MEMORY_GROWTH",
-           "end_worker", "cpu_count", "worker_count", "SerialExecutor", "DEFAULT_START_METHOD",
-           "START_METHOD_VARIABLE", "START_METHODS", "IDLE_SECONDS", "check_picklable",
-           "local_executor", "warm_pool", "start_context",
-           "is_local_pool", "release_workers", "FEEDER_GRACE", "join_queue_feeders",
-           "stop_executor", "WORKER_GRACE", "make_executor"]
+           "kill_child_groups", "starting_child", "START_GRACE", "watch_parent", "worker_init",
+           "WORKER_MEMORY_GROWTH", "end_worker", "cpu_count", "worker_count", "SerialExecutor",
+           "DEFAULT_START_METHOD", "START_METHOD_VARIABLE", "START_METHODS", "IDLE_SECONDS",
+           "check_picklable", "local_executor", "warm_pool", "start_context", "is_local_pool",
+           "release_workers", "FEEDER_GRACE", "join_queue_feeders", "stop_executor",
+           "WORKER_GRACE", "make_executor"]
 
 #: Environment variables that cap the thread pools of BLAS, OpenMP and numba.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -99,6 +101,60 @@ def kill_child_groups():
     _child_groups.clear()
 
 
+#: Seconds an end of this process (:func:`end_worker`) waits for programs being started to
+#: have their groups recorded (:func:`starting_child`).
+START_GRACE = 10.0
+#: Guards the count of programs being started now (:func:`starting_child`).
+_starting = threading.Condition()
+_starts = [0]
+
+
+@contextmanager
+def starting_child():
+    """The block that starts a program and records its group (:func:`track_child_group`),
+    as one step for what ends this process: :func:`end_worker` from another thread (the
+    watchdog) waits until the block is over, and in the main thread a SIGINT or SIGTERM whose
+    handler was set from Python is held until then, and its handler run at the block's end.
+
+    Between the fork and the record, an end found the group not recorded: the worker
+    exited and its program ran on (a pool stopped after Ctrl-C, under load), and a Ctrl-C
+    in this process raised out of the start without killing it."""
+    release = _hold_signals()
+    with _starting:
+        _starts[0] += 1
+    try:
+        yield
+    finally:
+        with _starting:
+            _starts[0] -= 1
+            _starting.notify_all()
+        release()
+
+
+def _hold_signals():
+    """In the main thread, have SIGINT and SIGTERM recorded instead of handled (those with a
+    Python handler); returns the function that puts their handlers back and runs them for
+    the signals that came meanwhile."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    came, saved = [], {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            saved[signum] = handler
+            signal.signal(signum, lambda number, frame: came.append(number))
+
+    def release():
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(came):
+            saved[signum](signum, None)
+
+    return release
+
+
 def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
     """Start a daemon thread that ends this process as soon as its parent is none of
     ``parent_pid`` (a PID or a tuple of them: the parent died and the process was
@@ -147,9 +203,12 @@ WORKER_MEMORY_GROWTH = 2 * 1024 ** 3
 
 def end_worker(signum=None, frame=None):
     """End this process at once, and the programs it runs (:func:`kill_child_groups`): a
-    worker's SIGTERM handler and its watchdog's end."""
-    kill_child_groups()
-    os._exit(1)
+    worker's SIGTERM handler and its watchdog's end. A program being started is ended too,
+    once its group is recorded (:func:`starting_child`, at most :data:`START_GRACE` s)."""
+    with _starting:  # held to the exit: no program starts after the kill
+        _starting.wait_for(lambda: not _starts[0], timeout=START_GRACE)
+        kill_child_groups()
+        os._exit(1)
 
 
 def cpu_count():

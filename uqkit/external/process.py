@@ -22,7 +22,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from ..execution.executors import track_child_group
+from ..execution.executors import starting_child, track_child_group
 
 __all__ = ["STDOUT", "STDERR", "Finished", "run_program", "describe_end", "tail"]
 
@@ -71,16 +71,21 @@ def run_program(argv, cwd, timeout=None, env=None, shell=False):
         True
     """
     t0 = time.perf_counter()
-    with open(cwd / STDOUT, "wb") as out, open(cwd / STDERR, "wb") as err:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                env=env, shell=shell, start_new_session=True)
-    track_child_group(proc.pid)
+    proc = None
     try:
+        # an end or a Ctrl-C that comes before the group is recorded waits for the record
+        with starting_child():
+            with open(cwd / STDOUT, "wb") as out, open(cwd / STDERR, "wb") as err:
+                proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=err, env=env, shell=shell,
+                                        start_new_session=True)
+            track_child_group(proc.pid)
         exited = _wait_unreaped(proc, timeout)
     except BaseException:
-        _kill_group(proc.pid)
-        proc.wait()
-        track_child_group(proc.pid, running=False)
+        if proc is not None:
+            _kill_group(proc.pid)
+            proc.wait()
+            track_child_group(proc.pid, running=False)
         raise
     # the leader is not reaped yet, so its group id is still its own: end what it left behind
     _kill_group(proc.pid)
