@@ -190,8 +190,8 @@ FAILED_RUNS_REMEDY = {
              "(or narrow the inputs to where it does) and rerun, which keeps the finished runs",
     "failure": "a failure probability needs every run's output: make the program succeed "
                "there, or, where a run fails as the structure collapses, count failed runs "
-               "as failures (failed_runs = \"failure\" in [failure], methods mc, is "
-               "and subset), and rerun, which keeps the finished runs",
+               "as failures (failed_runs = \"failure\" in [failure], every method but "
+               "active), and rerun, which keeps the finished runs",
 }
 
 

@@ -50,13 +50,14 @@ BOOLEAN_G = ("g returned True/False: a limit state is a margin, <= 0 where the s
              "indicator is all there is")
 #: ``failed_runs`` choices of :func:`failure_probability`.
 FAILED_RUNS = ("raise", "failure")
-#: The methods that may count a failed run as a failure: an indicator of g <= 0 is all they
-#: take from a run. Importance sampling's draws are such runs; its FORM search takes a failed
-#: line-search trial for a step too far and a failed finite-difference point for a reason to
-#: difference on the other side, and stops (:class:`~uqkit.reliability.result.ConvergenceError`)
-#: only where an iterate's gradient has no side left. FORM's and SORM's own results, and the
-#: active learner's surrogate, need every run's value.
-COUNTING_METHODS = ("mc", "is", "subset")
+#: The methods that may count a failed run as a failure (g = -inf). Monte Carlo's, subset
+#: simulation's and importance sampling's draws take only g <= 0 from a run. FORM takes a
+#: failed line-search trial for a step too far and a failed finite-difference point for a
+#: reason to difference on the other side, and stops
+#: (:class:`~uqkit.reliability.result.ConvergenceError`) only where an iterate's gradient has
+#: no side left; SORM refuses by name where a point of its curvatures failed. The active
+#: learner's surrogate needs every run's value.
+COUNTING_METHODS = ("mc", "form", "sorm", "is", "subset")
 
 
 def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="local",
@@ -75,13 +76,14 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
             killed analysis resumes without recomputing.
         failed_runs: ``"raise"`` (a run that fails stops the analysis with
             :class:`~uqkit.execution.runner.FailedRunsError`, naming it), or ``"failure"``
-            (``mc``, ``is`` and ``subset``: a run that fails counts as a failure, g = -inf;
+            (every method but ``active``: a run that fails counts as a failure, g = -inf;
             the conservative reading of a solver that stops as the structure collapses). The
-            count is ``info["failed_runs"]`` (importance sampling's: its FORM search's
-            too), and a warning says it. Importance sampling's FORM search steps back from
-            a failed trial point and differences on the other side of a failed
+            count is ``info["failed_runs"]`` (with the FORM search's, where there is one),
+            and a warning says it. The FORM search (of ``form``, ``sorm`` and ``is``) steps
+            back from a failed trial point and differences on the other side of a failed
             finite-difference point; it stops with ``ConvergenceError`` only where it has
-            no side left (start it elsewhere, ``u0=``, or pass ``form_result=``).
+            no side left (start it elsewhere, ``u0=``, or pass ``form_result=``). SORM
+            refuses by name where a point of its curvatures failed.
         **options: the method's options: ``mc``: n, level, batch, target_cov, max_runs;
             ``form``: u0, tol, max_iter, fd, fd_step, max_halvings, algorithm; ``sorm``:
             form_result, formula, hessian_step and FORM's; ``is``: n, level, form_result,

@@ -28,9 +28,19 @@ against beta it zigzags about u* and converges slowly: on ``g = 3 - u2 + 2 (u1 -
 needs 33. On the membrane's deflection limit state SQP takes 77 FE runs, HL-RF 251; on some
 mildly curved surfaces HL-RF takes fewer (``python benchmarks/bench_form.py``).
 
+Failed runs counted as failures (``failed_runs="failure"``: g = -inf). A line-search trial
+point that failed is a step too far (halved, or rejected by SLSQP). A finite difference with
+one failed point takes the other side's one-sided difference (a forward difference's failed
+point is run backwards), so FORM converges where runs fail as soon as g < 0: its design point
+lies on g = 0, where they work. It stops (``ConvergenceError``, :data:`COUNTED_FAILED`) only
+where an iterate itself, or both sides of a difference, failed.
+
 SORM: principal curvatures kappa_i at u* are the eigenvalues of ``H_tt / |grad|``, with
 ``H_tt`` the Hessian of g in the d - 1 directions orthogonal to alpha (central finite
-differences, batched; kappa > 0 where the surface bends away from the origin). Then, with
+differences, batched; kappa > 0 where the surface bends away from the origin). Its points
+step off the surface; where one failed (counted), the curvatures have no value and SORM
+refuses by name (a surface bending away from the origin keeps them on the safe side). Then,
+with
 ``psi = phi(beta) / Phi(-beta)``::
 
     Breitung (1984):              Pf = Phi(-beta) prod (1 + beta kappa_i)^(-1/2)
@@ -61,7 +71,7 @@ from ..inputs.transforms import u_to_x
 from ..validation import check_float, check_int
 from .result import ConvergenceError, beta_of
 
-__all__ = ["ALGORITHMS", "COUNTED_FAILED", "form", "sorm_formulas", "tangent_basis", "sorm"]
+__all__ = ["ALGORITHMS", "COUNTED_FAILED", "BOTH_SIDES_FAILED", "form", "sorm_formulas", "tangent_basis", "sorm"]
 
 #: FORM's search algorithms.
 ALGORITHMS = ("hlrf", "sqp")
@@ -94,7 +104,8 @@ def _with_gradient(ls, u, g_u, fd, h, tag):
             grad[lost] = (g_u - ls(u - E[lost], tag=f"{tag}-back")) / h
         return g_u, grad
     plus, minus = vals[:d], vals[d:]
-    grad = (plus - minus) / (2 * h)
+    with np.errstate(invalid="ignore"):  # both sides failed: NaN, which FORM's check names
+        grad = (plus - minus) / (2 * h)
     if math.isfinite(g_u):  # one side failed (counted, g = -inf): the other side's difference
         grad = np.where(np.isfinite(plus) & np.isneginf(minus), (plus - g_u) / h, grad)
         grad = np.where(np.isneginf(plus) & np.isfinite(minus), (g_u - minus) / h, grad)
@@ -145,7 +156,17 @@ def form(ls, rng=None, u0=None, tol=1e-4, max_iter=100, fd="central", fd_step=1e
 #: What FORM's message adds where failed runs are counted as failures (g = -inf).
 COUNTED_FAILED = ("; a model run failed there, and failed_runs='failure' reads it as g = -inf, "
                   "which FORM cannot step on: start FORM where g > 0 (u0=), or, from Python, "
-                  "give importance sampling form_result= of a FORM run whose points all ran")
+                  "give importance sampling or SORM form_result= of a FORM run whose points "
+                  "all ran")
+
+
+#: FORM's message where both points of a central difference failed (counted as g = -inf).
+BOTH_SIDES_FAILED = (
+    "FORM: both points of a finite difference at u={u} failed (iteration {it}; g = {g}), and "
+    "failed_runs='failure' reads them as g = -inf, so the gradient has no value there: g "
+    "falls below 0 on both sides along a direction, as it does at a design point where the "
+    "surface bends towards the origin and runs fail as soon as g < 0. No finite-difference "
+    "step mends that; use method='subset' or 'mc', which take only g <= 0 from a run")
 
 
 class _Iterations:
@@ -163,6 +184,9 @@ class _Iterations:
         if not np.isfinite(norm) or not math.isfinite(g):
             runner = getattr(self.ls, "runner", None)
             counted = getattr(runner, "failed_value", None) is not None
+            if counted and math.isfinite(g):
+                raise ConvergenceError(BOTH_SIDES_FAILED.format(u=u.tolist(), it=it, g=g),
+                                       self.history)
             raise ConvergenceError(f"FORM: g or its gradient is not finite at u={u.tolist()} "
                                    f"(iteration {it}; g = {g}); start elsewhere (u0=) or "
                                    "check the model there" + (COUNTED_FAILED if counted else ""),
@@ -366,8 +390,20 @@ def _curvatures(ls, u, T, g0, gnorm, h, reuse_check=None):
     vals = ls(np.concatenate(pts), tag="sorm-hessian")
     if reuse_check is not None:
         (g_here, g_ahead, g_behind), vals = vals[-3:], vals[:-3]
-        _check_design_point(g_here, (g_behind - g_ahead) / (2 * h),
-                            (vals[:m] - vals[m:2 * m]) / (2 * h), g0, gnorm)
+    lost = int(np.count_nonzero(np.isneginf(vals)))
+    if lost:  # failed runs counted as failures (failed_runs="failure")
+        raise ValueError(
+            f"SORM: {lost} of the {len(vals)} runs about the design point that give the "
+            f"curvatures failed, and failed_runs='failure' reads them as g = -inf, which has no "
+            f"curvature (they step {h} standard deviations along the surface's tangent plane, "
+            "which lies in the failure domain where the surface bends towards the origin); use "
+            "method='is' (importance sampling about the same design point) or 'subset'")
+    if reuse_check is not None:
+        # the step ahead, into the failure domain, fails where runs fail as soon as g < 0
+        # (counted): the slope from the step behind then
+        slope = ((g_behind - g_ahead) / (2 * h) if np.isfinite(g_ahead)
+                 else (g_behind - g_here) / h)
+        _check_design_point(g_here, slope, (vals[:m] - vals[m:2 * m]) / (2 * h), g0, gnorm)
     H = np.diag((vals[:m] - 2 * g0 + vals[m:2 * m]) / h ** 2)
     q = len(pairs)
     pp, pm, mp, mm = (vals[2 * m + s * q:2 * m + (s + 1) * q] for s in range(4))

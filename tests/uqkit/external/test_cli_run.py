@@ -397,12 +397,14 @@ def test_failed_runs_counted_as_failures_from_the_study_file(tmp_path, capsys):
     assert failure["info"]["computed_runs"] == 0  # the 400 runs of the first try were kept
 
 
-def test_counting_failed_runs_with_form_is_refused_before_any_run(tmp_path, capsys):
+def test_counting_failed_runs_with_active_learning_is_refused_before_any_run(tmp_path,
+                                                                             capsys):
     config = _study(tmp_path, GOOD.replace('method = "form"',
-                                           'method = "form"\nfailed_runs = "failure"'))
+                                           'method = "active"\nfailed_runs = "failure"'))
     code = main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "failed_runs='failure' is for the methods" in err, err
+    assert "not 'active'" in err, err
     assert not (tmp_path / "out" / "store").exists()
 
 

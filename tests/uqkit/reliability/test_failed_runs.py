@@ -114,11 +114,81 @@ def test_importance_samplings_form_search_stops_at_a_failed_run_and_says_why():
                             executor="serial", failed_runs="failure")
 
 
-@pytest.mark.parametrize("method", ["form", "sorm", "active"])
-def test_methods_that_need_every_value_of_g_refuse_to_count_failed_runs(method):
-    with pytest.raises(ValueError, match=r"failed_runs='failure' is for the methods"):
-        failure_probability(_g, standard_normals(2), method=method, executor="serial",
+def test_active_learning_which_needs_every_value_of_g_refuses_to_count_failed_runs():
+    with pytest.raises(ValueError, match=r"failed_runs='failure' is for the methods .*not "
+                                         r"'active'"):
+        failure_probability(_g, standard_normals(2), method="active", executor="serial",
                             failed_runs="failure")
+
+
+@pytest.mark.parametrize("algorithm", ["sqp", "hlrf"])
+def test_form_where_every_run_with_g_below_0_fails_finds_the_same_design_point(algorithm):
+    """FORM alone, counting failed runs: its design point lies on g = 0, where runs work, so
+    its beta is the non-failing model's (to its one-sided differences, as in importance
+    sampling's search); where runs fail deep inside only, FORM runs none of them and its
+    result is the same bit for bit."""
+    inputs = standard_normals(2)
+    whole = failure_probability(_g, inputs, method="form", executor="serial",
+                                algorithm=algorithm)
+    with pytest.warns(UserWarning, match=r"counted as failures"):
+        r = failure_probability(_failing_below(0.0), inputs, method="form", executor="serial",
+                                failed_runs="failure", algorithm=algorithm)
+    assert r.beta == pytest.approx(whole.beta, rel=1e-8) and r.info["failed_runs"] > 0
+    assert r.beta == pytest.approx(3.5, rel=1e-6)
+    deep = failure_probability(_g_failing, inputs, method="form", executor="serial",
+                               failed_runs="failure", algorithm=algorithm)
+    assert (deep.beta, deep.model_runs, deep.info["failed_runs"]) == (
+        whole.beta, whole.model_runs, 0)
+
+
+def _paraboloid(kappa):
+    """g = 3 + kappa / 2 (u2^2 + u3^2) - u1 in 3-D: the design point (3, 0, 0), both
+    principal curvatures kappa (> 0: bending away from the origin)."""
+    return lambda X: 3.0 + kappa / 2 * (X[:, 1] ** 2 + X[:, 2] ** 2) - X[:, 0]
+
+
+def _fails_below_0(g):
+    return lambda X: np.where(g(X) < 0, np.nan, g(X))
+
+
+def test_sorm_where_every_run_with_g_below_0_fails_on_a_surface_bending_away():
+    """Its curvature points, in the tangent plane, lie on the safe side of a surface bending
+    away from the origin: they run, and SORM's Pf is the non-failing model's, from FORM's
+    design point and from a given form_result alike (whose check's step into the failure
+    domain fails: the slope from the step behind)."""
+    g = _paraboloid(0.2)
+    inputs = standard_normals(3)
+    whole = failure_probability(g, inputs, method="sorm", executor="serial")
+    with pytest.warns(UserWarning, match=r"counted as failures"):
+        r = failure_probability(_fails_below_0(g), inputs, method="sorm", executor="serial",
+                                failed_runs="failure")
+    assert r.pf == pytest.approx(whole.pf, rel=1e-6)
+    np.testing.assert_allclose(r.info["curvatures"], [0.2, 0.2], rtol=1e-3)
+    with pytest.warns(UserWarning, match=r"counted as failures"):
+        first = failure_probability(_fails_below_0(g), inputs, method="form",
+                                    executor="serial", failed_runs="failure")
+        again = failure_probability(_fails_below_0(g), inputs, method="sorm",
+                                    executor="serial", failed_runs="failure",
+                                    form_result=first)
+    assert again.pf == pytest.approx(whole.pf, rel=1e-6)
+
+
+def test_a_surface_bending_towards_the_origin_is_refused_by_name_where_runs_fail_below_0():
+    """Its tangent plane lies in the failure domain, so where every run with g < 0 fails,
+    both points of FORM's tangential differences fail at the design point (its g is 6e-12
+    there, the points' -1e-9), and every one of SORM's curvature points from a FORM result
+    of the model that does not fail. Each stops with a message that says so."""
+    from uqkit.reliability.result import ConvergenceError
+
+    g, inputs = _paraboloid(-0.2), standard_normals(3)
+    with pytest.raises(ConvergenceError, match=r"both points of a finite difference .* failed"
+                                               r".*bends towards the origin.*'subset'"):
+        failure_probability(_fails_below_0(g), inputs, method="form", executor="serial",
+                            failed_runs="failure")
+    first = failure_probability(g, inputs, method="form", executor="serial")
+    with pytest.raises(ValueError, match=r"SORM: 8 of the 8 runs .* failed.*method='is'"):
+        failure_probability(_fails_below_0(g), inputs, method="sorm", executor="serial",
+                            failed_runs="failure", form_result=first)
 
 
 def test_a_bad_failed_runs_value_is_refused_by_name():
