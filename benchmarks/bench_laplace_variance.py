@@ -6,16 +6,24 @@ difference over inputs and outputs).
 Three networks, fitted by ``inference="laplace"`` (``--max-iter`` L-BFGS iterations):
 the paper's membrane surrogate, 5-30-15-10-3 (P = 838 weights), on 64 rows (the posterior's
 low-rank form, rank 192) and on 512 rows (its Cholesky factor); and the regression example's
-1-20-1 (P = 61) on 30 points (the factor). ``--draws`` posterior draws (default 200, the
-``predict_samples`` default); ``--threads`` torch threads while predicting. Each time is the
-faster of two predictions, after a small one. ``--entries`` also
-times the exact variance with each listed ``JACOBIAN_ENTRIES`` (the chunk's Jacobian size).
+1-20-1 (P = 61) on 30 points (the low-rank form: 2 x 30 rows <= 61). ``--draws`` posterior
+draws (default 200, the ``predict_samples`` default); ``--threads`` torch threads while
+predicting. Each time is the faster of two predictions, after a small one. ``--entries``
+also times the exact variance with each listed ``JACOBIAN_ENTRIES`` (the chunk's Jacobian
+size).
+
+``--active`` instead runs the reliability study's active learning with its BDL
+(``make_surrogate("bdl")``, 50 draws) and again with ``laplace_variance="exact"``, on the
+study's problem and candidates (the threshold from its pilot of 20,000 FE runs): Pf, runs,
+iterations and seconds of each.
 
     python benchmarks/bench_laplace_variance.py [--json] [--inputs N] [--draws S]
         [--threads T] [--entries 262144,2097152]
+    python benchmarks/bench_laplace_variance.py --active [--json]
 """
 import argparse
 import json
+import tempfile
 import time
 
 import numpy as np
@@ -46,6 +54,40 @@ def _timed(model, X, n_draws):
     return min(times), pred
 
 
+def active_learning_both_ways():
+    """The reliability study's active learning (seed 0) with the BDL's variance from its 50
+    draws and exact: one dict per way."""
+    import warnings
+
+    from studies.reliability import study as reliability
+    from studies.reliability.settings import ReliabilityStudy
+    from uqkit.adapters import make_surrogate
+    from uqkit.reliability import failure_probability
+
+    with tempfile.TemporaryDirectory() as out:  # the pilot's runs, as the study stores them
+        st = ReliabilityStudy(out=out, progress=False)
+        d = len(reliability.table3().names)
+        pilot = reliability.fe_runs(st, "pilot", reliability._normal_points(st.n_pilot, d, 11),
+                                    reliability.fe_model(st.nx, st.ny), lambda message: None)
+    threshold, _ = reliability.threshold_from_pilot(pilot.outputs[pilot.ok, 0], st.quantile)
+    g = reliability.DeflectionLimit(threshold, st.nx, st.ny)
+    candidates = reliability._normal_points(st.n_truth, d, 12)
+    out = []
+    for variance in ("draws", "exact"):
+        surrogate = make_surrogate("bdl", seed=st.seed, max_iter=st.max_iter,
+                                   laplace_variance=variance)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = failure_probability(g, reliability.table3(), seed=st.seed + 17,
+                                    method="active", surrogate=surrogate,
+                                    candidates=candidates, batch=4, max_runs=st.max_runs)
+        out.append({"laplace_variance": variance, "pf": r.pf, "model_runs": r.model_runs,
+                    "iterations": r.info["iterations"], "converged": r.info["converged"],
+                    "seconds": round(time.perf_counter() - t0, 1)})
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true")
@@ -54,7 +96,13 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--max-iter", type=int, default=2000)
     ap.add_argument("--entries", default="", help="comma-separated JACOBIAN_ENTRIES to time")
+    ap.add_argument("--active", action="store_true",
+                    help="the reliability study's active learning, draws against exact")
     args = ap.parse_args(argv)
+    if args.active:
+        rows = active_learning_both_ways()
+        print(json.dumps(rows, indent=1) if args.json else "\n".join(map(str, rows)))
+        return
 
     from surrogates import BDL
     from surrogates.laplace import engine

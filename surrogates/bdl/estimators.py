@@ -229,7 +229,8 @@ class _BaseBDL(BaseEstimator):
         """Check the settings and the training data; returns the validated (X, Y). The
         settings are recorded as ``fit_config_``: a saved model is the fitted one, whatever
         ``set_params`` changed since (a tanh fit saved after ``activation="relu"`` loaded
-        as a relu network)."""
+        as a relu network), but for the prediction settings, which it saves as they stand
+        (:data:`surrogates.bdl.persistence.PREDICTION_SETTINGS`)."""
         self._check_settings()
         X, Y = self._fit_data(X, y)
         if X.shape[0] < 2:

@@ -1,7 +1,8 @@
 """A BDL estimator on disk: one ``torch.save`` file of plain data (``weights_only`` loads).
 
 Format (``FORMAT``, version ``FORMAT_VERSION``): a dict with ``format``, ``version``,
-``estimator`` (the class name), ``config`` (the constructor arguments it was fitted with),
+``estimator`` (the class name), ``config`` (the constructor arguments it was fitted with,
+but for ``PREDICTION_SETTINGS``, which are saved as they stand),
 ``sizes`` (the layer widths), ``state`` (the engine's tensors: the Laplace posterior's, or the
 mean-field model's state dict), ``x_scaler``, ``y_scaler``, ``single_output``,
 ``variance_scale`` and ``classes``. Version 1 files (one class with a ``task`` setting) are
@@ -19,7 +20,7 @@ from ..meanfield.network import MeanFieldMLP
 from ..scaling import Standardizer
 from ..stacked import StackedMLP
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "save", "load"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "PREDICTION_SETTINGS", "save", "load"]
 
 #: A saved model's ``format``: what the file holds.
 FORMAT = "uqkit-bdl"
@@ -27,12 +28,19 @@ FORMAT = "uqkit-bdl"
 FORMAT_VERSION = 3
 
 
+#: The constructor arguments that act at prediction alone: a file saves them as they stand
+#: (``set_params`` on the fitted model included), the others as they were at the fit.
+PREDICTION_SETTINGS = ("predict_samples", "predict_batch", "laplace_variance")
+
+
 def save(est, path):
     """Write the fitted estimator ``est`` to ``path`` (the module docstring's format)."""
     engine = est.engine_
     state, sizes = engine.state(), engine.sizes
+    config = dict(getattr(est, "fit_config_", None) or est._config())
+    config.update({name: getattr(est, name) for name in PREDICTION_SETTINGS})
     blob = {"format": FORMAT, "version": FORMAT_VERSION, "estimator": type(est).__name__,
-            "config": getattr(est, "fit_config_", None) or est._config(),
+            "config": config,
             "sizes": list(sizes), "state": state,
             "x_scaler": est.x_scaler_.state(),
             "y_scaler": None if est.y_scaler_ is None else est.y_scaler_.state(),
@@ -64,7 +72,8 @@ def load(estimators, path, device=None):
         config["device"] = device
     est = estimators[name](**config)
     est.hidden = tuple(est.hidden)
-    est.fit_config_ = est._config()  # what a later save records, whatever set_params does
+    # what a later save records, whatever set_params does (but PREDICTION_SETTINGS)
+    est.fit_config_ = est._config()
     sizes = blob["sizes"]
     k = sizes[-1]
     # "auto" loads onto the CPU: the problem's size, by which it chose, is not in the file

@@ -149,10 +149,23 @@ def _hold_signals():
     def release():
         for signum, handler in saved.items():
             signal.signal(signum, handler)
-        for signum in dict.fromkeys(came):
-            saved[signum](signum, None)
+        # SIGTERM's first (a worker's ends the process; SIGINT's raises KeyboardInterrupt),
+        # and each handler runs whatever the one before it raised
+        _run_handlers([(n, saved[n]) for n in sorted(set(came),
+                                                     key=lambda n: n != signal.SIGTERM)])
 
     return release
+
+
+def _run_handlers(pending):
+    """Call each ``(signum, handler)`` of ``pending`` in turn; an exception one raises
+    propagates once the others have run."""
+    if pending:
+        (signum, handler), rest = pending[0], pending[1:]
+        try:
+            handler(signum, None)
+        finally:
+            _run_handlers(rest)
 
 
 def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):

@@ -55,8 +55,9 @@ FAILED_RUNS = ("raise", "failure")
 #: failed line-search trial for a step too far and a failed finite-difference point for a
 #: reason to difference on the other side, and stops
 #: (:class:`~uqkit.reliability.result.ConvergenceError`) only where an iterate's gradient has
-#: no side left; SORM refuses by name where a point of its curvatures failed. The active
-#: learner's surrogate needs every run's value.
+#: no side left; SORM runs its curvature points again just inside the safe side where one
+#: failed, and refuses by name where one fails still. The active learner's surrogate needs
+#: every run's value.
 COUNTING_METHODS = ("mc", "form", "sorm", "is", "subset")
 
 
@@ -83,7 +84,8 @@ def failure_probability(g, inputs, method="mc", seed=0, system=None, executor="l
             back from a failed trial point and differences on the other side of a failed
             finite-difference point; it stops with ``ConvergenceError`` only where it has
             no side left (start it elsewhere, ``u0=``, or pass ``form_result=``). SORM
-            refuses by name where a point of its curvatures failed.
+            runs its curvature points again just inside the safe side where one failed,
+            and refuses by name where one fails still.
         **options: the method's options: ``mc``: n, level, batch, target_cov, max_runs;
             ``form``: u0, tol, max_iter, fd, fd_step, max_halvings, algorithm; ``sorm``:
             form_result, formula, hessian_step and FORM's; ``is``: n, level, form_result,

@@ -29,18 +29,20 @@ needs 33. On the membrane's deflection limit state SQP takes 77 FE runs, HL-RF 2
 mildly curved surfaces HL-RF takes fewer (``python benchmarks/bench_form.py``).
 
 Failed runs counted as failures (``failed_runs="failure"``: g = -inf). A line-search trial
-point that failed is a step too far (halved, or rejected by SLSQP). A finite difference with
-one failed point takes the other side's one-sided difference (a forward difference's failed
-point is run backwards), so FORM converges where runs fail as soon as g < 0: its design point
-lies on g = 0, where they work. It stops (``ConvergenceError``, :data:`COUNTED_FAILED`) only
-where an iterate itself, or both sides of a difference, failed.
+point that failed is a step too far (halved, or rejected by SLSQP). A central difference with
+one failed point takes the other side's second-order one-sided difference (one more run; a
+forward difference's failed point is run backwards), so FORM converges where runs fail as
+soon as g < 0: its design point lies on g = 0, where they work. It stops
+(``ConvergenceError``, :data:`COUNTED_FAILED`, :data:`BOTH_SIDES_FAILED`) where an iterate
+itself, or both sides of a difference, failed: at the design point of a surface that bends
+towards the origin, whose tangential differences both fall where g < 0.
 
 SORM: principal curvatures kappa_i at u* are the eigenvalues of ``H_tt / |grad|``, with
 ``H_tt`` the Hessian of g in the d - 1 directions orthogonal to alpha (central finite
-differences, batched; kappa > 0 where the surface bends away from the origin). Its points
-step off the surface; where one failed (counted), the curvatures have no value and SORM
-refuses by name (a surface bending away from the origin keeps them on the safe side). Then,
-with
+differences, batched; kappa > 0 where the surface bends away from the origin). Its points lie
+in the tangent plane; where one failed (counted), the stencil runs again centred h^2 inside
+the safe side (:func:`_curvatures`), and SORM refuses by name only where one fails still.
+Then, with
 ``psi = phi(beta) / Phi(-beta)``::
 
     Breitung (1984):              Pf = Phi(-beta) prod (1 + beta kappa_i)^(-1/2)
@@ -71,7 +73,8 @@ from ..inputs.transforms import u_to_x
 from ..validation import check_float, check_int
 from .result import ConvergenceError, beta_of
 
-__all__ = ["ALGORITHMS", "COUNTED_FAILED", "BOTH_SIDES_FAILED", "form", "sorm_formulas", "tangent_basis", "sorm"]
+__all__ = ["ALGORITHMS", "COUNTED_FAILED", "BOTH_SIDES_FAILED", "form", "sorm_formulas",
+           "tangent_basis", "sorm"]
 
 #: FORM's search algorithms.
 ALGORITHMS = ("hlrf", "sqp")
@@ -107,9 +110,27 @@ def _with_gradient(ls, u, g_u, fd, h, tag):
     with np.errstate(invalid="ignore"):  # both sides failed: NaN, which FORM's check names
         grad = (plus - minus) / (2 * h)
     if math.isfinite(g_u):  # one side failed (counted, g = -inf): the other side's difference
-        grad = np.where(np.isfinite(plus) & np.isneginf(minus), (plus - g_u) / h, grad)
-        grad = np.where(np.isneginf(plus) & np.isfinite(minus), (g_u - minus) / h, grad)
+        side = np.where(np.isneginf(minus), 1.0, -1.0)  # +1: forwards, -1: backwards
+        lost = np.isfinite(np.where(side > 0, plus, minus)) & np.isneginf(
+            np.where(side > 0, minus, plus))
+        if lost.any():
+            grad[lost] = _one_sided(ls, u, g_u, np.where(side > 0, plus, minus)[lost],
+                                    side[lost], np.flatnonzero(lost), h, tag)
     return g_u, grad
+
+
+def _one_sided(ls, u, g_u, near, side, axes, h, tag):
+    """The derivatives of g along the ``axes`` at u from the side that ran (``side``: +1 or
+    -1 each; ``near``: g one step h along it), to second order like the central difference
+    they stand in for: ``side (-3 g(u) + 4 g(u + side h) - g(u + 2 side h)) / (2 h)``, one
+    more run each. A first-order difference's error, ``h g'' / 2``, tilted alpha on a curved
+    surface by more than FORM's tolerance (it stopped on 15 of 60 rotated paraboloids). Where
+    the far point failed too, the first-order difference."""
+    far_points = np.repeat(u[None], len(axes), axis=0)
+    far_points[np.arange(len(axes)), axes] += 2 * h * side
+    far = ls(far_points, tag=f"{tag}-far")
+    second = side * (-3 * g_u + 4 * near - far) / (2 * h)
+    return np.where(np.isfinite(far), second, side * (near - g_u) / h)
 
 
 def form(ls, rng=None, u0=None, tol=1e-4, max_iter=100, fd="central", fd_step=1e-4,
@@ -375,36 +396,61 @@ def _sorm_probabilities(beta, kappa):
     return {name: 1.0 - p for name, p in sorm_formulas(-beta, -np.asarray(kappa)).items()}
 
 
-def _curvatures(ls, u, T, g0, gnorm, h, reuse_check=None):
-    """The principal curvatures at the design point u from a finite-difference Hessian of g
-    along the tangent directions T (d, m), scaled by the step h. ``reuse_check``: alpha, where
-    u, g0 and gnorm come from a FORM result the caller gave; it must be this limit state's
-    (:func:`_check_design_point`, three more runs)."""
+def _stencil(u, T):
+    """The points of a central-difference Hessian along the columns of T (d, m) about u:
+    u +- t_i, then u +- t_i +- t_j for i < j in the four sign orders."""
     m = T.shape[1]
     pts, pairs = [u + T.T, u - T.T], [(i, j) for i in range(m) for j in range(i + 1, m)]
     for si, sj in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
         pts.append(np.array([u + si * T[:, i] + sj * T[:, j] for i, j in pairs])
                    .reshape(-1, len(u)))
-    if reuse_check is not None:
-        pts.append(np.array([u, u + h * reuse_check, u - h * reuse_check]))
+    return pts, pairs
+
+
+def _curvatures(ls, u, T, g0, gnorm, h, alpha, reuse=False):
+    """The principal curvatures at the design point u from a finite-difference Hessian of g
+    along the tangent directions T (d, m), scaled by the step h. ``reuse``: u, g0 and gnorm
+    come from a FORM result the caller gave, which must be this limit state's
+    (:func:`_check_design_point`, three more runs along ``alpha``).
+
+    Where a point of the stencil failed (counted, g = -inf: the tangent plane of a surface
+    that bends towards the origin, or of a flat one whose alpha is off by rounding, lies in
+    the failure domain), the stencil runs again centred ``h^2`` inside the safe side, at
+    ``u - h^2 alpha``, where g is ``g0 + h^2 |grad|``: its points then stay where g >= 0 for
+    curvatures down to -1 (a design point needs beta kappa > -1 anyway). Where one fails
+    still, SORM refuses by name."""
+    m = T.shape[1]
+    pts, pairs = _stencil(u, T)
+    g_centre = g0  # g where the stencil is centred
+    if reuse:
+        pts.append(np.array([u, u + h * alpha, u - h * alpha]))
     vals = ls(np.concatenate(pts), tag="sorm-hessian")
-    if reuse_check is not None:
+    if reuse:
         (g_here, g_ahead, g_behind), vals = vals[-3:], vals[:-3]
-    lost = int(np.count_nonzero(np.isneginf(vals)))
-    if lost:  # failed runs counted as failures (failed_runs="failure")
-        raise ValueError(
-            f"SORM: {lost} of the {len(vals)} runs about the design point that give the "
-            f"curvatures failed, and failed_runs='failure' reads them as g = -inf, which has no "
-            f"curvature (they step {h} standard deviations along the surface's tangent plane, "
-            "which lies in the failure domain where the surface bends towards the origin); use "
-            "method='is' (importance sampling about the same design point) or 'subset'")
-    if reuse_check is not None:
+    if np.isneginf(vals).any():  # failed runs counted as failures (failed_runs="failure")
+        centre = u - h * h * alpha
+        inside = ls(np.concatenate([centre[None]] + _stencil(centre, T)[0]),
+                    tag="sorm-hessian-inside")
+        g_centre, vals = float(inside[0]), inside[1:]
+        lost = int(np.count_nonzero(np.isneginf(inside)))
+        if lost:
+            raise ValueError(
+                f"SORM: {lost} of the {len(inside)} runs about the design point that give "
+                "the curvatures failed, even centred inside the safe side, and "
+                "failed_runs='failure' reads them as g = -inf, which has no curvature; use "
+                "method='subset' or 'mc', or, from Python, importance sampling about this "
+                "design point (form_result=)")
+    if reuse:
+        if not math.isfinite(g_here):
+            raise ValueError("form_result does not fit this limit state: the run at its "
+                             "design point failed here (failed_runs='failure' reads it as "
+                             "g = -inf), where the result has g = " f"{g0:.6g}")
         # the step ahead, into the failure domain, fails where runs fail as soon as g < 0
         # (counted): the slope from the step behind then
         slope = ((g_behind - g_ahead) / (2 * h) if np.isfinite(g_ahead)
                  else (g_behind - g_here) / h)
         _check_design_point(g_here, slope, (vals[:m] - vals[m:2 * m]) / (2 * h), g0, gnorm)
-    H = np.diag((vals[:m] - 2 * g0 + vals[m:2 * m]) / h ** 2)
+    H = np.diag((vals[:m] - 2 * g_centre + vals[m:2 * m]) / h ** 2)
     q = len(pairs)
     pp, pm, mp, mm = (vals[2 * m + s * q:2 * m + (s + 1) * q] for s in range(4))
     for (i, j), v in zip(pairs, (pp - pm - mp + mm) / (4 * h * h)):
@@ -471,8 +517,7 @@ def sorm(ls, rng=None, form_result=None, formula="tvedt", hessian_step=5e-3,
     m = T.shape[1]
     kappa = np.zeros(0)
     if m:  # in one dimension there is no tangent direction: FORM is exact
-        kappa = _curvatures(ls, u, T, g0, gnorm, h,
-                            reuse_check=alpha if form_result is not None else None)
+        kappa = _curvatures(ls, u, T, g0, gnorm, h, alpha, reuse=form_result is not None)
     pfs = _sorm_probabilities(beta, kappa)
     pf = pfs[formula]
     if not (0.0 <= pf <= 1.0):

@@ -554,3 +554,26 @@ def test_the_console_script_stops_the_pool_after_the_command_and_exits_with_its_
     with pytest.raises(SystemExit) as exit_:
         app.command()
     assert calls == ["main", "release"] and exit_.value.code == 3
+
+
+def test_signals_held_while_a_program_starts_are_each_handled_after_it():
+    """A SIGTERM and a SIGINT that both came while a program was being started: SIGINT's
+    handler raised first and SIGTERM's never ran (a worker then went on; a review). Now
+    SIGTERM's runs first, and SIGINT's KeyboardInterrupt comes after it."""
+    from uqkit.execution.executors import starting_child
+
+    handled = []
+    old = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, lambda n, f: handled.append("term"))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with starting_child():
+                signal.raise_signal(signal.SIGINT)
+                signal.raise_signal(signal.SIGTERM)
+                handled.append("held")  # neither handler ran inside
+        assert handled == ["held", "term"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        for n, h in old.items():
+            signal.signal(n, h)
