@@ -32,7 +32,7 @@ networks at once), :meth:`Prior.laplace_precision` (D at the MAP weights),
 :attr:`Prior.location` and :meth:`Prior.check_laplace`. :meth:`Prior.resolved` turns a
 point-mass hierarchical prior into the direct prior it equals.
 
-Imports: torch only.
+Imports: torch and :mod:`surrogates.likelihoods` (its ``LOG_2PI``).
 """
 import functools
 import math
@@ -41,11 +41,11 @@ import numbers
 import torch
 from torch import nn
 
-__all__ = ["LOG_2PI", "Prior", "NormalPrior", "LaplacePrior", "CauchyPrior", "DIRECT",
+from .likelihoods import LOG_2PI
+
+__all__ = ["Prior", "NormalPrior", "LaplacePrior", "CauchyPrior", "DIRECT",
            "HierarchicalPrior", "ScaledPrior", "make_prior"]
 
-#: log(2 pi), the Gaussian density's constant.
-LOG_2PI = math.log(2.0 * math.pi)
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 

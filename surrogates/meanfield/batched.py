@@ -50,7 +50,8 @@ autograd trainer's does.
 negative log-likelihood (as the autograd trainer); ``kl`` is the KL at the end of the epoch
 (the autograd trainer averages it over the epoch's steps), and ``elbo`` combines the two.
 
-Imports: numpy, torch, :mod:`surrogates.priors` and :mod:`.fused_step`.
+Imports: numpy, torch, :mod:`surrogates.priors`, :mod:`surrogates.likelihoods` and
+:mod:`.fused_step`.
 """
 import math
 from contextlib import nullcontext
@@ -58,16 +59,15 @@ from contextlib import nullcontext
 import numpy as np
 import torch
 
+from ..likelihoods import LOG_2PI
 from ..priors import DIRECT
 from .fused_step import ADAM_SETTINGS, adam_groups
 from .fused_step import capture as _capture
 
-__all__ = ["LOG_2PI", "BLOCK_NUMBERS", "BLOCK_NUMBERS_DEVICE", "BLOCK_STEPS_DEVICE",
+__all__ = ["BLOCK_NUMBERS", "BLOCK_NUMBERS_DEVICE", "BLOCK_STEPS_DEVICE",
            "direct_prior", "Member", "init_means", "train"]
 
 
-#: log(2 pi), the Gaussian density's constant.
-LOG_2PI = math.log(2.0 * math.pi)
 #: Upper bound on the noise numbers a member draws per block (the block's length in steps is
 #: this over the numbers per step: a function of the group's shared settings only).
 BLOCK_NUMBERS = 1 << 17
