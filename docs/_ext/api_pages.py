@@ -140,9 +140,14 @@ def skip_foreign_members(app, what, name, obj, skip, options):
     if re.fullmatch(r"set_\w+_request", name):
         return True
     module = defining_module(obj)
-    if module is not None and module.split(".")[0] not in app.config.api_packages:
+    if module is not None and not _in_packages(module, app.config.api_packages):
         return True
     return None
+
+
+def _in_packages(module, packages):
+    """Whether the dotted ``module`` name belongs to one of the documented ``packages``."""
+    return module.split(".")[0] in packages
 
 
 def public_bases(app, name, obj, options, bases):
@@ -158,7 +163,7 @@ def public_bases(app, name, obj, options, bases):
 
 def _public_ancestors(cls, packages):
     module = getattr(cls, "__module__", "") or ""
-    if not (cls.__name__.startswith("_") and module.split(".")[0] in packages):
+    if not (cls.__name__.startswith("_") and _in_packages(module, packages)):
         return [cls]
     return [a for base in cls.__bases__ for a in _public_ancestors(base, packages)]
 
