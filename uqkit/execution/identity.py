@@ -525,9 +525,12 @@ def identity_key(model):
     without the warning of :func:`describe_model`."""
     import json
 
+    from .store import json_default
+
     describe = _method(model, "describe")
     ident = describe() if describe is not None else fingerprint(model)["sha256"]
-    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(ident, sort_keys=True,
+                                     default=json_default).encode()).hexdigest()
 
 
 def _method(obj, name):

@@ -15,8 +15,10 @@ syntax (Tcl's ``{...}``, ``%`` comments) are plain text to Jinja2; a deck that n
 
 Rendering is strict: a placeholder that names no variable is an error before any run
 (:meth:`DeckTemplate.check`, with the file and line), and so is an input that no file uses.
-Blocks' own lines leave no blank lines (``trim_blocks`` and ``lstrip_blocks``), and a file's
-last newline is kept.
+Blocks' own lines leave no blank lines (``trim_blocks`` and ``lstrip_blocks``), a file's
+last newline is kept, and so are its line ends (those of most of its lines: CRLF stays CRLF;
+``newline_sequence`` in ``options`` sets one for every file). A file without template syntax is copied byte for
+byte.
 
 May import jinja2, numpy and the standard library.
 """
@@ -82,6 +84,7 @@ class DeckTemplate:
         except TypeError as exc:
             raise ValueError(f"bad template options {options!r}: {exc}") from None
         self.sources = {}  # relative path -> template text
+        self.newlines = {}  # relative path -> the line end a template is rendered with
         self.statics = []  # relative paths copied unchanged
         self.variables = {}  # variable -> (relative path, line) of its first use
         if self.path.is_file():
@@ -130,8 +133,10 @@ class DeckTemplate:
             raise TemplateError(f"{rel}, line {exc.lineno}: {exc.message}{hint}") from None
         undeclared = meta.find_undeclared_variables(tree)
         if not undeclared and self.render is None and not self.path.is_file():
-            if env.from_string(text).render() == text:
-                return None  # plain text: copied as it is
+            if not any(mark and mark in text for mark in _syntax_marks(env)):
+                return None  # plain text: copied byte for byte
+        if "newline_sequence" not in self.options:  # rendered with the file's own line ends
+            self.newlines[rel] = _line_end(text)
         for node in tree.find_all(jinja2.nodes.Name):
             if node.name in undeclared and node.name not in self.variables:
                 self.variables[node.name] = (rel, node.lineno)
@@ -180,7 +185,10 @@ class DeckTemplate:
     def _templates(self):
         if self._compiled is None:
             env = self.environment()
-            self._compiled = {rel: env.from_string(text) for rel, text in self.sources.items()}
+            newlines = getattr(self, "newlines", {})  # a template pickled before 0.3 has none
+            self._compiled = {
+                rel: (env.overlay(newline_sequence=newlines[rel]) if rel in newlines else env)
+                .from_string(text) for rel, text in self.sources.items()}
         return self._compiled
 
     def render_into(self, run_dir, variables):
@@ -213,6 +221,24 @@ class DeckTemplate:
 
     def __getstate__(self):  # compiled templates hold code objects: compiled again in workers
         return {**self.__dict__, "_compiled": None}
+
+
+def _syntax_marks(env):
+    """The strings that start Jinja2 syntax in ``env``: a file with none of them is plain
+    text. (Rendering it and comparing took a file with a carriage return for a template,
+    since Jinja2 writes its line ends as newlines: a CRLF mesh was copied with LF ends, and
+    binary data without NUL bytes came out changed.)"""
+    return (env.block_start_string, env.variable_start_string, env.comment_start_string,
+            env.line_statement_prefix, env.line_comment_prefix)
+
+
+def _line_end(text):
+    """The line end most of a file's lines have: ``"\r\n"``, ``"\r"`` or ``"\n"`` (ties and
+    files of one line without an end: ``"\n"``). Jinja2 renders every line end as its
+    ``newline_sequence``, ``"\n"`` by default: a CRLF deck came out with LF ends."""
+    crlf = text.count("\r\n")
+    counts = {"\n": text.count("\n") - crlf, "\r\n": crlf, "\r": text.count("\r") - crlf}
+    return max(counts, key=lambda end: (counts[end], end == "\n"))
 
 
 def _read_text(path):

@@ -117,6 +117,32 @@ def test_settings_that_json_cannot_hold_are_compared_as_text(tmp_path):
         StudyStore(tmp_path, {"mesh": Path("/data/mesh.inp"), "p": 90.0, "extra": 1})
 
 
+@pytest.mark.parametrize("before, after", [
+    (np.array([1.0, 2.0]), np.array([1.0, 2.000000001])),  # the ninth digit
+    (np.arange(2000.0), np.r_[np.arange(1000.0), -1.0, np.arange(1001.0, 2000.0)]),  # middle
+])
+def test_an_array_in_the_settings_that_changed_is_refused(tmp_path, before, after):
+    """Recorded by its text, an array kept 8 digits, and a long one was cut short with
+    "...": a model whose constant changed reopened the store, and its stored results were
+    taken for the new model's (a review)."""
+    from uqkit.execution.identity import identity_key
+
+    StudyStore(tmp_path, {"model": {"c": before}}).close()
+    StudyStore(tmp_path, {"model": {"c": before.copy()}}).close()  # the same values reopen
+    with pytest.raises(StoreMismatchError, match=r"model\.c(\.sha256)?: stored"):
+        StudyStore(tmp_path, {"model": {"c": after}})
+
+    class Model:
+        def __init__(self, c):
+            self.c = c
+
+        def describe(self):
+            return {"c": self.c}
+
+    assert identity_key(Model(before)) != identity_key(Model(after))
+    assert identity_key(Model(before)) == identity_key(Model(before.copy()))
+
+
 def test_describe_differences_lists_every_differing_key_in_order():
     assert describe_differences({"a": 1, "b": 2, "c": 3}, {"b": 2, "c": 4, "d": 5}) == \
         "a: stored 1, now None; c: stored 3, now 4; d: stored None, now 5"

@@ -273,3 +273,33 @@ def test_a_deck_that_is_not_utf8_renders_and_keeps_its_other_bytes(tmp_path, sin
         b"\r\n", b"\n")  # Jinja writes its newline_sequence
     if not single:
         assert (run / "mesh.bin").read_bytes() == b"\x00\xff{{ E }}"
+
+
+def test_line_ends_and_bytes_without_template_syntax_are_kept(tmp_path):
+    """Jinja2 writes every line end as a newline, so a file with a carriage return rendered
+    to something else than itself and was taken for a template: a CRLF mesh came out with
+    LF ends, binary data without NUL bytes came out changed, and a CRLF deck was rendered
+    with LF ends (a review)."""
+    import os
+
+    folder = tmp_path / "deck"
+    folder.mkdir()
+    (folder / "main.inp").write_bytes(b"*ELASTIC\r\n{{ E }}, 0.3\r\n*STEP\r\n")
+    (folder / "mesh.inc").write_bytes(b"*NODE\r\n1, 0, 0\r\n")
+    binary = bytes(range(1, 256)) * 4 + b"\r\r\n\n\r"  # no NUL, no '{' after '{'
+    (folder / "field.bin").write_bytes(binary)
+    (folder / "old_mac.inp").write_bytes(b"x = {{ E }}\rend\r")
+    deck = DeckTemplate(folder)
+    assert sorted(deck.statics) == ["field.bin", "mesh.inc"]
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    deck.render_into(run_dir, {"E": 2.5})
+    assert (run_dir / "main.inp").read_bytes() == b"*ELASTIC\r\n2.5, 0.3\r\n*STEP\r\n"
+    assert (run_dir / "mesh.inc").read_bytes() == b"*NODE\r\n1, 0, 0\r\n"
+    assert (run_dir / "field.bin").read_bytes() == binary
+    assert (run_dir / "old_mac.inp").read_bytes() == b"x = 2.5\rend\r"
+    # a newline_sequence of the user's own is used for every file
+    unix = DeckTemplate(folder, options={"newline_sequence": "\n"})
+    os.remove(run_dir / "main.inp")
+    unix.render_into(run_dir, {"E": 2.5})
+    assert (run_dir / "main.inp").read_bytes() == b"*ELASTIC\n2.5, 0.3\n*STEP\n"
