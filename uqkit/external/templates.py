@@ -16,9 +16,9 @@ syntax (Tcl's ``{...}``, ``%`` comments) are plain text to Jinja2; a deck that n
 Rendering is strict: a placeholder that names no variable is an error before any run
 (:meth:`DeckTemplate.check`, with the file and line), and so is an input that no file uses.
 Blocks' own lines leave no blank lines (``trim_blocks`` and ``lstrip_blocks``), a file's
-last newline is kept, and so are its line ends (those of most of its lines: CRLF stays CRLF;
-``newline_sequence`` in ``options`` sets one for every file). A file without template syntax is copied byte for
-byte.
+last newline is kept, and so are its line ends (those of most of its lines: CRLF stays
+CRLF; ``newline_sequence`` in ``options`` sets one for every file). A file without template
+syntax is copied byte for byte.
 
 May import jinja2, numpy and the standard library.
 """
