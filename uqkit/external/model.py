@@ -316,7 +316,7 @@ class ExternalModel:
 
         return {"model": "uqkit.external", "templates": self.template.digest(),
                 "command": self.command, "shell": self.shell, "program": self.program,
-                "argument_files": _argument_files(self.command),
+                "argument_files": _argument_files(self.command, self.shell),
                 "outputs": {name: p.describe() for name, p in self.outputs.items()},
                 "input_names": list(self.input_names), "constants": self.constants,
                 "env": self.env,
@@ -364,20 +364,45 @@ SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".tcl", ".r", ".m", ".jl", ".pl", ".rb
                    ".js", ".inp", ".apdl", ".mac")
 
 
-def _argument_files(command):
+def _argument_files(command, shell=False):
     """``{path: sha256}`` of the scripts (:data:`SCRIPT_SUFFIXES`) the command's arguments name
     by absolute path: an edited script was served its old results. A relative path is a file
     of the run directory, which the template's digest covers; other files named by absolute
     path (a log, a restart file the program writes, a large mesh) are not read: hashing a
-    file the program writes refused every rerun of its store."""
+    file the program writes refused every rerun of its store. A shell line's first word is
+    one too (``/abs/solver.sh args``: the shell runs it)."""
+    words = _words(command)
+    return {w: _file_digest(w) for w in (words if shell else words[1:]) if os.path.isabs(w)
+            and w.lower().endswith(SCRIPT_SUFFIXES) and os.path.isfile(w)}
+
+
+def _words(command):
+    """The words of a command: a list as it is, a shell line split as the shell would (as it
+    stands where shlex cannot split it)."""
     import shlex
 
+    if not isinstance(command, str):
+        return list(command)
     try:
-        words = shlex.split(command) if isinstance(command, str) else list(command)
-    except ValueError:  # a shell line shlex cannot split: its words as they stand
-        words = command.split()
-    return {w: _file_digest(w) for w in words[1:] if os.path.isabs(w)
-            and w.lower().endswith(SCRIPT_SUFFIXES) and os.path.isfile(w)}
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _shell_program(command, template):
+    """The program a shell line starts, past ``NAME=value`` assignments, where its first word
+    is a file or on PATH ({"path", "size", "mtime"}), else None (a builtin such as ``cd``, a
+    placeholder, or a word the shell resolves otherwise)."""
+    words = [w for w in _words(command)
+             if not ("=" in w and w.split("=", 1)[0].isidentifier())]
+    if not words or template.variables_of(words[0]):
+        return None
+    first = words[0]
+    path = first if os.sep in first else shutil.which(first)
+    if path is None or not os.path.isfile(path):
+        return None
+    stat = os.stat(path)
+    return {"path": os.path.realpath(path), "size": stat.st_size, "mtime": stat.st_mtime}
 
 
 def _file_digest(path, block=1 << 20):
@@ -402,6 +427,11 @@ def _find_program(command, shell, template):
     program = "sh" if shell else command[0]
     if template.variables_of(program):
         return {"path": program}
+    if shell:  # the shell, and the program its line starts where that is one: an upgraded
+        # ccx behind "ccx job > log" served the old results
+        found = _find_program(["sh"], False, template)
+        started = _shell_program(command, template)
+        return found if started is None else dict(found, runs=started)
     if os.sep in program or (os.altsep and os.altsep in program):
         rel = os.path.normpath(program)
         if rel in template.files():  # a script that the template puts in each run directory

@@ -81,14 +81,24 @@ def _is_number(text):
 
 
 def check_file(file, where, optional=False):
-    """``file`` (a relative path: a string or path-like; None where ``optional``), or a
-    ValueError naming ``where``."""
+    """``file`` (a path relative to the run directory: a string or path-like; None where
+    ``optional``), or a ValueError naming ``where``. A path outside the run directory
+    (absolute, or up through ``..``) is refused: every run would read the one file there,
+    and a run whose program wrote nothing read the run before it's answer."""
     import os
+    from pathlib import PurePath
 
-    if (file is None and optional) or (isinstance(file, (str, os.PathLike)) and str(file)):
+    if file is None and optional:
         return file
-    raise ValueError(f"{where}: file must be a file name{' or None' if optional else ''}, "
-                     f"got file={file!r}")
+    if not (isinstance(file, (str, os.PathLike)) and str(file)):
+        raise ValueError(f"{where}: file must be a file name{' or None' if optional else ''}"
+                         f", got file={file!r}")
+    path = PurePath(file)
+    if path.is_absolute() or ".." in path.parts:
+        raise ValueError(f"{where}: file={str(file)!r} is outside the run directory; outputs "
+                         "are read from each run's own directory: give the path relative to "
+                         "it (have the program write there)")
+    return file
 
 
 def check_size(size, where):
@@ -249,6 +259,13 @@ class Table:
                 raise OutputError(f"{self.file} has {len(rows)} data rows; row {self.row} is "
                                   "not one of them")
             picked = [rows[self.row]]
+        if isinstance(self.column, str):  # a header cell per value, else names point astray
+            widths = sorted({len(r) for r in picked} - {len(header)})
+            if widths:
+                raise OutputError(
+                    f"{self.file}: its header has {len(header)} names {header} but a row read "
+                    f"has {widths[0]} values, so the column {self.column!r} cannot be told by "
+                    "its name (a name of several words?); choose it by number (column=N)")
         try:
             return np.array([to_number(r[column]) for r in picked])
         except IndexError:

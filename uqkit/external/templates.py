@@ -26,6 +26,7 @@ import fnmatch
 import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
 
 __all__ = ["DEFAULT_OPTIONS", "STATIC_MODES", "TemplateError", "DeckTemplate"]
@@ -94,6 +95,11 @@ class DeckTemplate:
                            for p in self.path.rglob("*") if p.is_file())
             if not files:
                 raise TemplateError(f"the template directory {str(path)!r} holds no files")
+        # the modes of executable files, given to their copies (a run script the command
+        # starts, ./solver.sh, lost its x bit: "Permission denied")
+        self.modes = {rel: mode for rel, full in files
+                      if (mode := stat.S_IMODE(full.stat().st_mode)) & 0o111}
+        self._names = {rel for rel, _ in files}  # what {% include %} may name
         for rel, full in files:
             text = self._template_text(rel, full, env)
             if text is None:
@@ -131,6 +137,7 @@ class DeckTemplate:
                 " (a deck whose own syntax uses '{{', '{%' or '{#' can change the delimiters "
                 "or use {% raw %})")
             raise TemplateError(f"{rel}, line {exc.lineno}: {exc.message}{hint}") from None
+        self._check_includes(tree, rel)
         undeclared = meta.find_undeclared_variables(tree)
         if not undeclared and self.render is None and not self.path.is_file():
             if not any(mark and mark in text for mark in _syntax_marks(env)):
@@ -154,6 +161,30 @@ class DeckTemplate:
             rel, line = self.variables[unknown[0]]
             raise TemplateError(f"{rel}, line {line}: the placeholder {unknown[0]!r} names no "
                                 f"input or constant (known: {', '.join(sorted(names))})")
+        if self.render is not None:
+            self._warn_unrendered(set(names))
+
+    def _warn_unrendered(self, names):
+        """Warn of a static file (one no ``render`` pattern matches) whose placeholders name
+        inputs or constants: it reaches the program with ``{{ E }}`` as it stands."""
+        import warnings
+
+        import jinja2
+        from jinja2 import meta
+
+        root = self.path.parent if self.path.is_file() else self.path
+        for rel in self.statics:
+            text = _read_text(root / rel)
+            try:
+                used = sorted(meta.find_undeclared_variables(self.environment().parse(text))
+                              & names) if text is not None else []
+            except jinja2.TemplateSyntaxError:
+                continue
+            if used:
+                warnings.warn(f"{rel} uses the placeholder(s) {used} but matches no render "
+                              f"pattern {self.render}: it is copied as it stands, placeholders "
+                              "and all; add a pattern that matches it", UserWarning,
+                              stacklevel=3)
 
     def digest(self):
         """SHA-256 of every file (path and bytes), the render patterns and the options."""
@@ -165,12 +196,40 @@ class DeckTemplate:
             h.update(hashlib.sha256((root / rel).read_bytes()).digest())
         return h.hexdigest()
 
-    def environment(self):
-        """A strict Jinja2 environment with this template's options (an undefined variable
-        raises)."""
+    def _check_includes(self, tree, rel):
+        """Refuse an ``{% include %}``, ``{% import %}`` or ``{% extends %}`` of a file that is
+        not one of the template's own: the model's identity covers those files' bytes alone,
+        so an edit of another would be served old results."""
         import jinja2
 
-        return jinja2.Environment(undefined=jinja2.StrictUndefined, **self.options)
+        kinds = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport,
+                 jinja2.nodes.Extends)
+        for node in tree.find_all(kinds):
+            target = node.template
+            names = ([target.value] if isinstance(target, jinja2.nodes.Const) else
+                     [n.value for n in getattr(target, "items", ())
+                      if isinstance(n, jinja2.nodes.Const)] or [None])
+            if any(name not in self._names for name in names):
+                shown = names[0] if names != [None] else "a computed name"
+                raise TemplateError(
+                    f"{rel}, line {node.lineno}: it includes {shown!r}, which is not a file of "
+                    f"the template {str(self.path)!r}; put the file in a template directory "
+                    "beside it and name it by its path there")
+
+    def _load(self, name):
+        """The text of the template's file ``name``, for ``{% include %}``."""
+        if name in getattr(self, "sources", {}):
+            return self.sources[name]
+        root = self.path.parent if self.path.is_file() else self.path
+        return _read_text(root / name) if name in getattr(self, "_names", ()) else None
+
+    def environment(self):
+        """A strict Jinja2 environment with this template's options (an undefined variable
+        raises); ``{% include %}`` reads the template's own files."""
+        import jinja2
+
+        return jinja2.Environment(undefined=jinja2.StrictUndefined,
+                                  loader=jinja2.FunctionLoader(self._load), **self.options)
 
     def variables_of(self, text):
         """The variables that a template string (a command argument, say) uses."""
@@ -214,6 +273,9 @@ class DeckTemplate:
                 os.symlink(root / rel, run_dir / rel)
             else:
                 shutil.copyfile(root / rel, run_dir / rel)
+        for rel, mode in getattr(self, "modes", {}).items():  # none in a template of 0.2
+            if not (self.static == "link" and rel in self.statics):
+                os.chmod(run_dir / rel, mode)
 
     def files(self):
         """Every file a run directory gets, relative paths."""

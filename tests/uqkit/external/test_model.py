@@ -147,6 +147,33 @@ def test_an_edited_script_the_command_names_is_never_served_old_results(tmp_path
                 propagate(model, X, executor="serial", store=store, progress=False)
 
 
+def test_the_program_a_shell_line_starts_is_part_of_the_models_identity(tmp_path):
+    """``shell=True``: the identity held ``sh`` alone, so a script the line starts, edited
+    (2 a to 3 a, the same size), was served the stored 2 a (a bug hunt); a line that starts
+    with a builtin records the shell alone, and a rerun of the same line reopens its store."""
+    (tmp_path / "deck.txt").write_text("{{ a }}\n")
+    solver = tmp_path / "solver.sh"
+    store = tmp_path / "st"
+    X = np.array([[1.0], [2.0]])
+    for factor in (2, 3):
+        solver.write_text(f"#!/bin/sh\npython3 -c \"print({factor} * $(cat deck.txt))\"\n")
+        solver.chmod(0o755)
+        model = ExternalModel(tmp_path / "deck.txt", f"{solver} > out.txt; cat out.txt",
+                              outputs={"y": VALUE}, input_names=["a"], shell=True)
+        assert model.describe()["program"]["runs"]["path"] == str(solver.resolve())
+        if factor == 2:
+            res = propagate(model, X, executor="serial", store=store, progress=False)
+            assert res.outputs[:, 0].tolist() == [2.0, 4.0]
+            again = propagate(model, X, executor="serial", store=store, progress=False)
+            assert again.loaded == 2
+        else:
+            with pytest.raises(StoreMismatchError, match=r"model\.(program|argument_files)"):
+                propagate(model, X, executor="serial", store=store, progress=False)
+    builtin = ExternalModel(tmp_path / "deck.txt", "cd . && cat deck.txt",
+                            outputs={"y": VALUE}, input_names=["a"], shell=True)
+    assert "runs" not in builtin.describe()["program"]
+
+
 def test_a_log_the_command_names_by_absolute_path_does_not_block_a_rerun(tmp_path):
     """``python3 /abs/solver.py /abs/solver.log``, the solver appending to its log: hashing
     every file the command named changed the model with each run, so the store refused

@@ -1,4 +1,5 @@
 """Deck templates: what renders, what is copied, and what is refused before any run."""
+import numpy as np
 import pytest
 
 from uqkit.external import DeckTemplate, ExternalModel, Regex, TemplateError
@@ -303,3 +304,63 @@ def test_line_ends_and_bytes_without_template_syntax_are_kept(tmp_path):
     os.remove(run_dir / "main.inp")
     unix.render_into(run_dir, {"E": 2.5})
     assert (run_dir / "main.inp").read_bytes() == b"*ELASTIC\n2.5, 0.3\n*STEP\n"
+
+
+def test_an_executable_file_stays_executable_in_the_run_directory(tmp_path):
+    """Copied with copyfile, or rendered, a run script lost its x bit, and a command
+    ["./solver.sh"] stopped the study with "Permission denied" (a bug hunt)."""
+    import os
+    import sys
+
+    folder = tmp_path / "deck"
+    folder.mkdir()
+    (folder / "deck.txt").write_text("{{ a }}\n")
+    (folder / "solver.sh").write_text(f"#!/bin/sh\n{sys.executable} -c \"print(2 * "
+                                      "float(open('deck.txt').read()))\"\n")
+    (folder / "render.sh").write_text("#!/bin/sh\necho {{ a }}\n")
+    (folder / "mesh.inc").write_text("*NODE\n")
+    for name in ("solver.sh", "render.sh"):
+        os.chmod(folder / name, 0o750)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    DeckTemplate(folder).render_into(run_dir, {"a": 1.5})
+    assert os.stat(run_dir / "solver.sh").st_mode & 0o777 == 0o750
+    assert os.stat(run_dir / "render.sh").st_mode & 0o777 == 0o750
+    assert not os.stat(run_dir / "mesh.inc").st_mode & 0o111
+    model = ExternalModel(folder, ["./solver.sh"], outputs={"y": Regex(r"^(\S+)$")},
+                          input_names=["a"])
+    out = model(np.array([[1.5]]))
+    assert out.status.tolist() == [0] and out.values.tolist() == [[3.0]]
+
+
+def test_a_deck_includes_the_templates_own_files_and_no_other(tmp_path):
+    """{% include %} stopped the study with "no loader for this environment specified" (a
+    bug hunt). It now reads the template's own files, rendered with the run's variables; a
+    file outside the template, which its identity does not cover, is refused at once."""
+    folder = tmp_path / "deck"
+    (folder / "inc").mkdir(parents=True)
+    (folder / "main.inp").write_text("*HEADING\n{% include 'inc/mat.inc' %}*STEP\n")
+    (folder / "inc" / "mat.inc").write_text("*ELASTIC\n{{ E }}, 0.3\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    DeckTemplate(folder).render_into(run_dir, {"E": 7.0})
+    assert (run_dir / "main.inp").read_text() == "*HEADING\n*ELASTIC\n7.0, 0.3\n*STEP\n"
+    (tmp_path / "other.inc").write_text("{{ E }}\n")
+    (tmp_path / "single.inp").write_text("x\n{% include 'other.inc' %}\n")
+    with pytest.raises(TemplateError, match=r"single.inp, line 2: it includes 'other.inc', "
+                                            r"which is not a file of the template"):
+        DeckTemplate(tmp_path / "single.inp")
+
+
+def test_a_file_no_render_pattern_matches_that_uses_an_input_is_warned_of(tmp_path):
+    """With render=["*.inp"], mat.inc reached the program holding '{{ E }}' without a word
+    (a bug hunt)."""
+    folder = tmp_path / "deck"
+    folder.mkdir()
+    (folder / "main.inp").write_text("{{ E }}\n")
+    (folder / "mat.inc").write_text("*ELASTIC\n{{ E }}, 0.3\n")
+    (folder / "notes.txt").write_text("{{ unrelated }}\n")  # names no input: not warned of
+    with pytest.warns(UserWarning, match=r"^mat.inc uses the placeholder\(s\) \['E'\] but "
+                                         r"matches no render pattern \['\*.inp'\]"):
+        ExternalModel(folder, ["cat", "main.inp"], outputs={"y": Regex(r"^(\S+)$")},
+                      input_names=["E"], render=["*.inp"])
