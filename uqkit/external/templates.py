@@ -7,8 +7,8 @@ A template is one file or a directory. Its files are of two kinds:
 * **static files** (meshes, include files, binary data), copied unchanged, or linked.
 
 Which is which: the files that match one of the ``render`` glob patterns are templates; with
-no patterns, every text file that uses the template syntax is one (a file that Jinja2 reads
-as plain text renders to itself anyway). Single braces and percent signs of a deck's own
+no patterns, every text file that uses the template syntax is one, and a file without it is
+copied byte for byte. ``{% include %}`` reads the template's own files. Single braces and percent signs of a deck's own
 syntax (Tcl's ``{...}``, ``%`` comments) are plain text to Jinja2; a deck that needs ``{{``,
 ``{%`` or ``{#`` itself can change the delimiters (``options={"variable_start_string":
 "<<", "variable_end_string": ">>"}``) or wrap the text in ``{% raw %}...{% endraw %}``.
