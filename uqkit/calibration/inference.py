@@ -40,8 +40,8 @@ from .likelihood import log_likelihood
 from .posterior import Posterior
 from .tmcmc import tmcmc
 
-__all__ = ["METHODS", "NOISE", "R_HAT_LIMIT", "FailedRunsWarning", "ConvergenceWarning",
-           "calibrate", "split_r_hat", "straggler"]
+__all__ = ["METHODS", "NOISE", "R_HAT_LIMIT", "U_EDGE", "EDGE_MARGIN", "PriorConflictWarning",
+           "FailedRunsWarning", "ConvergenceWarning", "calibrate", "split_r_hat", "straggler"]
 
 #: The samplers of :func:`calibrate`.
 METHODS = ("tmcmc", "emcee")
@@ -91,8 +91,9 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
     check_inputs(prior, "prior")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got method={method!r}")
-    Y = _observed(observed)
-    noise = _noise(noise_std, Y.shape[1])
+    output_names = getattr(model, "output_names", None)
+    Y = _observed(_by_name(observed, output_names, "observed"))
+    noise = _noise(_by_name(noise_std, output_names, "noise_std"), Y.shape[1])
     names = prior.names + ((NOISE,) if noise.sampled else ())
     rng = np.random.default_rng(seed)
     with _Evaluator(model, prior, Y, noise, use_model_variance, executor, workers, dask,
@@ -120,6 +121,9 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
                 "rejected without a run; the posterior is wrong if it reaches there "
                 "(info['rejected_proposals'])", UserWarning, stacklevel=2)
             info["rejected_proposals"] = evaluate.off
+        edge = _warn_if_cut_off(u, names)
+        if edge is not None:
+            info["prior_conflict"] = dict(edge, rejected_proposals=evaluate.past)
         x = evaluate.to_inputs(u)
         sigma = extra[:, -1:] if noise.sampled else noise.std[None, :]
         if evaluate.loaded:  # a rerun's runs taken from its store (or from the answers an
@@ -136,6 +140,37 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
                          model_variance=var)
 
 
+#: |u| past which the prior's transform cannot tell inputs apart: ``Phi(u)`` is clipped to
+#: ``[EPS, 1 - EPS]`` (:data:`uqkit.inputs.transforms.EPS`), so every u beyond about 8.2 maps to
+#: one input. Proposals past it are rejected, and a posterior that comes within
+#: ``EDGE_MARGIN`` of it is said to be cut off there.
+U_EDGE = float(-special.ndtri(1e-16))
+#: How near ``U_EDGE`` (in prior standard deviations) a posterior draw may come before the
+#: result is said to be cut off: a prior holds 1e-14 of its mass past 7.7.
+EDGE_MARGIN = 0.5
+
+
+class PriorConflictWarning(UserWarning):
+    """The posterior reaches the prior's far tail (|u| near ``U_EDGE``), where its transform
+    ends: the measurements conflict with the prior, and the posterior is cut off there."""
+
+
+def _warn_if_cut_off(u, names):
+    """A :class:`PriorConflictWarning` (and the reach, for ``info``) where a posterior draw
+    comes within ``EDGE_MARGIN`` of ``U_EDGE``."""
+    reach = np.abs(u).max(axis=0)
+    j = int(np.argmax(reach))
+    if reach[j] < U_EDGE - EDGE_MARGIN:
+        return None
+    warnings.warn(
+        f"the posterior of {names[j]!r} reaches {reach[j]:.2f} prior standard deviations from "
+        f"the prior's centre, where its transform ends ({U_EDGE:.2f}): the measurements "
+        "conflict with the prior, and the posterior is cut off there, its mean and spread "
+        "wrong. Widen the prior (or check the measurements, their units and the noise)",
+        PriorConflictWarning, stacklevel=3)
+    return {"input": names[j], "prior_stds": float(reach[j])}
+
+
 class FailedRunsWarning(UserWarning):
     """Some model runs of a calibration failed: their samples were given zero likelihood."""
 
@@ -149,6 +184,31 @@ def _check_options(options, allowed, method):
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for method {method!r}; options: "
                          f"{sorted(allowed)}")
+
+
+def _by_name(values, output_names, what):
+    """``values`` in the model's output order where they carry output names (a pandas
+    DataFrame's columns, a Series' index); as they are otherwise. A DataFrame whose columns
+    were (w2, w1) was read by position, and the posterior fitted w1 to w2's measurements
+    without a word (a bug hunt)."""
+    if not type(values).__module__.startswith("pandas"):
+        return values
+    labels = values.columns if hasattr(values, "columns") else values.index
+    if not all(isinstance(name, str) for name in labels):
+        return values
+    labels = [str(name) for name in labels]
+    if not output_names:
+        raise ValueError(f"{what} names its values {labels}, but the model has no "
+                         "output_names to match them with; give them as an array in the "
+                         "model's output order, or give the model output_names")
+    missing = [n for n in output_names if n not in labels]
+    extra = [n for n in labels if n not in output_names]
+    if missing or extra:
+        raise ValueError(f"{what} names {labels}; the model's outputs are "
+                         f"{list(output_names)} (missing: {missing}, unknown: {extra})")
+    picked = values[list(output_names)] if hasattr(values, "columns") else \
+        values.loc[list(output_names)]
+    return picked.to_numpy(dtype=float)
 
 
 def _observed(observed):
@@ -220,7 +280,7 @@ class _Evaluator:
         self.variance_used = self.in_process
         self.execution = {"executor": executor, "workers": workers, "dask": dask}
         self.store, self.progress = store, progress
-        self.runs = self.failed = self.batches = self.loaded = self.off = 0
+        self.runs = self.failed = self.batches = self.loaded = self.off = self.past = 0
         self.output_names = tuple(getattr(model, "output_names", ()) or
                                   (f"y{c}" for c in range(Y.shape[1])))
         self._runner = None
@@ -312,10 +372,15 @@ class _Evaluator:
 
     def __call__(self, u):
         # a proposal far in the prior's tail where a copula's inverse is off (a lognormal's
-        # quantile capped at u = 6.37) is rejected, not run: it stopped the whole sampler
+        # quantile capped at u = 6.37) is rejected, not run: it stopped the whole sampler;
+        # and so is one past U_EDGE, where every u maps to the same input (the likelihood
+        # flat there while the prior falls: the draws piled up at the edge)
         X = self.to_inputs(u, off="nan")
-        inside = np.isfinite(X).all(axis=1)
-        self.off += int((~inside).sum())
+        past = (np.abs(u) > U_EDGE).any(axis=1)
+        on = np.isfinite(X).all(axis=1)
+        inside = on & ~past
+        self.off += int((~on).sum())
+        self.past += int((on & past).sum())
         F = np.full((len(u), self.Y.shape[1]), np.nan)
         # a surrogate's variance block even where no row is inside: the samplers keep each
         # sample's extra columns, k or 2k of them, the same in every batch

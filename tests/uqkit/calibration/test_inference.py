@@ -435,3 +435,67 @@ def test_emcee_with_one_kept_step_does_not_crash():
     """steps=2, burn=1 passed the option check, then the split R-hat divided by zero."""
     post = run(method="emcee", steps=2, burn=1, n_samples=32)
     assert np.isnan(post.diagnostics["r_hat"]).all() and len(post.samples) == 32
+
+
+@pytest.mark.parametrize("method", ["tmcmc", "emcee"])
+def test_a_posterior_cut_off_by_the_priors_tail_says_so(method):
+    """A measurement 12.5 prior standard deviations away (E ~ N(200, 2), E = 225 measured
+    with noise 1): the exact posterior is N(220, 0.89), but the prior's transform maps every
+    u past 8.22 to one E, so the draws piled up at 216.4 with a std of 0.17, and nothing said
+    so (a bug hunt). Proposals past the edge are rejected, and the result warns."""
+    from uqkit.calibration.inference import U_EDGE, PriorConflictWarning
+
+    prior = RandomInputs.from_spec({"E": "normal(200, 2)"})
+    with pytest.warns(PriorConflictWarning, match=r"'E' reaches 8\.\d\d prior standard "
+                                                  r"deviations .* cut off there"):
+        post = calibrate(lambda X: X, prior, [225.0], noise_std=1.0, n_samples=500, seed=0,
+                         method=method, executor="serial")
+    conflict = post.info["prior_conflict"]
+    assert conflict["input"] == "E" and U_EDGE - 0.5 <= conflict["prior_stds"] <= U_EDGE
+    assert post.samples.max() <= 200 + 2 * U_EDGE + 1e-9
+
+
+def test_a_posterior_well_inside_the_prior_has_no_conflict_warning():
+    """4 prior standard deviations out (E = 210 measured): the exact N(208, 0.894), no
+    warning."""
+    import warnings
+
+    prior = RandomInputs.from_spec({"E": "normal(200, 2)"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        post = calibrate(lambda X: X, prior, [210.0], noise_std=1.0, n_samples=1000, seed=0,
+                         executor="serial")
+    assert "prior_conflict" not in post.info
+    assert abs(post.mean()[0] - 208.0) < 4 * 0.894 / np.sqrt(1000) * 3  # a few MC errors
+    assert abs(post.std()[0] / 0.894 - 1) < 0.1
+
+
+class _TwoOutputs:
+    """w1 = x, w2 = 3 x."""
+    output_names = ("w1", "w2")
+
+    def __call__(self, X):
+        return np.column_stack([X[:, 0], 3 * X[:, 0]])
+
+
+def test_measurements_named_by_output_are_taken_by_name():
+    """A DataFrame with columns (w2, w1) was read by position: the posterior mean of x came
+    out 0.599 where it is 0.999 (a bug hunt). Named columns, a Series' index and a named
+    noise_std are now put in the model's output order, and names that do not match are
+    refused."""
+    pd = pytest.importorskip("pandas")
+    prior = RandomInputs.from_spec({"x": "normal(0, 1)"})
+    kw = dict(n_samples=500, seed=0, executor="serial")
+    reference = calibrate(_TwoOutputs(), prior, [1.0, 3.0], noise_std=[0.1, 0.2], **kw)
+    for observed in (pd.DataFrame({"w2": [3.0], "w1": [1.0]}),
+                     pd.Series({"w2": 3.0, "w1": 1.0})):
+        post = calibrate(_TwoOutputs(), prior, observed,
+                         noise_std=pd.Series({"w2": 0.2, "w1": 0.1}), **kw)
+        np.testing.assert_array_equal(post.samples, reference.samples)
+    with pytest.raises(ValueError, match=r"observed names \['w2', 'w3'\]; the model's outputs "
+                                         r"are \['w1', 'w2'\] \(missing: \['w1'\], unknown: "
+                                         r"\['w3'\]\)"):
+        calibrate(_TwoOutputs(), prior, pd.DataFrame({"w2": [3.0], "w3": [1.0]}), 0.1, **kw)
+    with pytest.raises(ValueError, match=r"the model has no output_names to match them"):
+        calibrate(lambda X: np.column_stack([X[:, 0], 3 * X[:, 0]]), prior,
+                  pd.DataFrame({"w2": [3.0], "w1": [1.0]}), 0.1, **kw)
