@@ -1151,10 +1151,14 @@ def test_dependent_inputs_are_told_whose_indices_they_get():
         sobol_indices(lambda X: X[:, 1], pair, n=256, bootstrap=0, executor="serial")
 
 
-def test_bootstrap_intervals_at_a_small_n_are_said_to_undercover():
-    # 95% intervals covered 0.81-0.89 at n = 32-64 in an audit (400 repetitions)
-    with pytest.warns(UserWarning, match="n = 64 < 128 cover less than their level"):
-        sobol_indices(ishigami, ishigami_inputs(), n=64, bootstrap=50, executor="serial")
+@pytest.mark.parametrize("n", [64, 512])
+def test_bootstrap_intervals_at_a_small_n_are_said_to_undercover(n):
+    """95% intervals covered 0.81-0.89 at n = 32-64 in an audit (400 repetitions), and, for
+    the index they cover least, 0.84-0.92 of 100 seeds at n = 128-512 (Ishigami, the
+    g-function: benchmarks/bench_sobol_coverage.py), where the docs said 0.975 or more from
+    n = 128 (a bug hunt)."""
+    with pytest.warns(UserWarning, match=f"n = {n} < 1024 may cover less than their level"):
+        sobol_indices(ishigami, ishigami_inputs(), n=n, bootstrap=50, executor="serial")
 
 
 def test_a_rare_event_keeps_its_bootstrap_intervals():
