@@ -91,6 +91,10 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
     check_inputs(prior, "prior")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got method={method!r}")
+    from ..validation import check_int
+
+    # emcee took 0 to a reshape error and 10.5 to a bare TypeError
+    n_samples = check_int(n_samples, "n_samples", 2)
     output_names = getattr(model, "output_names", None)
     Y = _observed(_by_name(observed, output_names, "observed"))
     noise = _noise(_by_name(noise_std, output_names, "noise_std"), Y.shape[1])

@@ -215,7 +215,10 @@ def _model(raw, folder, input_names, where):
                           "edit of the file's analyses would make the runs another model's; "
                           "put the template's files in a folder of their own")
     if "workdir" in settings:
-        settings["workdir"] = folder / str(settings["workdir"])
+        if not isinstance(settings["workdir"], str) or not settings["workdir"]:
+            raise ConfigError(f"{where}: [model] workdir must be a path (a string), got "
+                              f"workdir = {settings['workdir']!r}")
+        settings["workdir"] = folder / settings["workdir"]
     outputs = {name: _output(spec, f"{where}: [outputs.{name}]")
                for name, spec in raw["outputs"].items()}
     try:

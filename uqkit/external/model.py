@@ -150,6 +150,14 @@ class ExternalModel:
         self.shell, self.env = bool(shell), {str(k): str(v) for k, v in (env or {}).items()}
         self.template = DeckTemplate(template, render=render, options=template_options,
                                      static=static)
+        folder = self.template.path if self.template.path.is_dir() else None
+        if self.workdir is not None and folder is not None and (
+                Path(self.workdir).resolve().is_relative_to(folder)):
+            # the kept run directories joined the template, and every rerun was refused as
+            # another model's ("model.templates: stored ..., now ...")
+            raise ValueError(f"workdir {self.workdir!r} is inside the template folder "
+                             f"{str(folder)!r}: its run directories would become template "
+                             "files; put it elsewhere")
         self.command = _command(command, self.shell)
         self._check_variables()
         deck = set(self.template.files())  # outputs read from files the deck writes too
@@ -167,7 +175,7 @@ class ExternalModel:
         known = {*self.input_names, *self.constants, RUN_INDEX}
         self.template.check(known)
         argv = self._argv_parts()
-        used = set(self.template.variables)
+        used = set(self.template.variables) | (set(self.template.global_names) & known)
         for text in argv:
             parsed = self.template.variables_of(text)
             unknown = sorted(parsed - known)

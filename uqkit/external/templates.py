@@ -88,6 +88,7 @@ class DeckTemplate:
         self.newlines = {}  # relative path -> the line end a template is rendered with
         self.statics = []  # relative paths copied unchanged
         self.variables = {}  # variable -> (relative path, line) of its first use
+        self.global_names = {}  # Jinja2's global names the files use, as variables
         if self.path.is_file():
             files = [(self.path.name, self.path)]
         else:
@@ -147,6 +148,10 @@ class DeckTemplate:
         for node in tree.find_all(jinja2.nodes.Name):
             if node.name in undeclared and node.name not in self.variables:
                 self.variables[node.name] = (rel, node.lineno)
+            elif node.name in env.globals and node.ctx == "load":
+                # Jinja2's own names (range, dict, ...), which a variable of the name hides:
+                # an input named range was "used by no template file"
+                self.global_names.setdefault(node.name, (rel, node.lineno))
         return text
 
     def check(self, names):

@@ -201,6 +201,10 @@ def test_emcee_is_reproducible_by_its_seed_and_takes_its_bounds():
                                       "options: ['burn', 'steps', 'walkers']"),
     (dict(target=1.0), "unknown option(s) ['target'] for method 'tmcmc'; options: "
                        "['n_steps', 'target_cov']"),
+    # emcee took 0 to a reshape error and 10.5 to a bare TypeError (a bug hunt)
+    (dict(method="emcee", n_samples=0), "n_samples must be an integer >= 2, got n_samples=0"),
+    (dict(method="emcee", n_samples=10.5), "n_samples must be an integer >= 2, got "
+                                           "n_samples=10.5"),
 ])
 def test_bad_input_is_refused_with_the_whole_message(kw, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):

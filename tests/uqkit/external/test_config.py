@@ -185,6 +185,9 @@ def test_other_sobol_sizes_are_refused(tmp_path, n):
      r": \[model\] env must be a table \(a dict\) of variable -> value, got env=\['A=1'\]$"),
     (BASE.replace("constants = { L = 1000.0 }", "timeout = inf"),
      r": \[model\] timeout must be a finite number of seconds > 0 or None, got timeout=inf$"),
+    # a number was taken for a folder named "5" (a bug hunt)
+    (BASE.replace("constants = { L = 1000.0 }", "workdir = 5"),
+     r": \[model\] workdir must be a path \(a string\), got workdir = 5$"),
     (BASE + "[sobol]\nbootstrap = 10\n",
      r": \[sobol\] bootstrap must be 0 \(no intervals\) or >= 20 resamples, got bootstrap=10$"),
     (BASE + '[sobol]\nseed = "x"\n', r": \[sobol\] seed must be an integer >= 0, got seed='x'$"),

@@ -435,3 +435,16 @@ def test_nothing_is_left_in_finished_after_a_study_wrapped_in_a_margin(deck, tmp
     res = propagate(Margin(_model(deck), column=0, below=0.0), s, executor="serial",
                     store=store, progress=False)
     assert res.n_failed == 0 and not finished.exists()
+
+
+def test_a_workdir_inside_the_template_folder_is_refused(tmp_path):
+    """Its run directories joined the template: the first run worked, and every rerun was
+    refused with an unexplained "model.templates: stored ..., now ..." (a bug hunt)."""
+    folder = tmp_path / "deck"
+    folder.mkdir()
+    (folder / "deck.txt").write_text("{{ a }}\n")
+    with pytest.raises(ValueError, match=r"workdir .* is inside the template folder"):
+        ExternalModel(folder, ["cat", "deck.txt"], outputs={"y": VALUE}, input_names=["a"],
+                      workdir=folder / "runs")
+    ExternalModel(folder, ["cat", "deck.txt"], outputs={"y": VALUE}, input_names=["a"],
+                  workdir=tmp_path / "runs")

@@ -364,3 +364,12 @@ def test_a_file_no_render_pattern_matches_that_uses_an_input_is_warned_of(tmp_pa
                                          r"matches no render pattern \['\*.inp'\]"):
         ExternalModel(folder, ["cat", "main.inp"], outputs={"y": Regex(r"^(\S+)$")},
                       input_names=["E"], render=["*.inp"])
+
+
+def test_an_input_named_as_a_jinja_global_is_used_by_the_deck(tmp_path):
+    """An input named range (one of Jinja2's own names) was said to be "used by no template
+    file" though the deck used it (a bug hunt); the input's value hides the global."""
+    (tmp_path / "deck.txt").write_text("r = {{ range }}\n")
+    model = ExternalModel(tmp_path / "deck.txt", ["cat", "deck.txt"],
+                          outputs={"y": Regex(r"r = (\S+)")}, input_names=["range"])
+    assert model(np.array([[2.5]])).values.tolist() == [[2.5]]
