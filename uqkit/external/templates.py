@@ -8,8 +8,9 @@ A template is one file or a directory. Its files are of two kinds:
 
 Which is which: the files that match one of the ``render`` glob patterns are templates; with
 no patterns, every text file that uses the template syntax is one, and a file without it is
-copied byte for byte. ``{% include %}`` reads the template's own files. Single braces and percent signs of a deck's own
-syntax (Tcl's ``{...}``, ``%`` comments) are plain text to Jinja2; a deck that needs ``{{``,
+copied byte for byte. ``{% include %}`` reads the template's own files. Single braces and
+percent signs of a deck's own syntax (Tcl's ``{...}``, ``%`` comments) are plain text to
+Jinja2; a deck that needs ``{{``,
 ``{%`` or ``{#`` itself can change the delimiters (``options={"variable_start_string":
 "<<", "variable_end_string": ">>"}``) or wrap the text in ``{% raw %}...{% endraw %}``.
 
