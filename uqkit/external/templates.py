@@ -10,9 +10,9 @@ Which is which: the files that match one of the ``render`` glob patterns are tem
 no patterns, every text file that uses the template syntax is one, and a file without it is
 copied byte for byte. ``{% include %}`` reads the template's own files. Single braces and
 percent signs of a deck's own syntax (Tcl's ``{...}``, ``%`` comments) are plain text to
-Jinja2; a deck that needs ``{{``,
-``{%`` or ``{#`` itself can change the delimiters (``options={"variable_start_string":
-"<<", "variable_end_string": ">>"}``) or wrap the text in ``{% raw %}...{% endraw %}``.
+Jinja2; a deck that needs ``{{``, ``{%`` or ``{#`` itself can change the delimiters
+(``options={"variable_start_string": "<<", "variable_end_string": ">>"}``) or wrap the text
+in ``{% raw %}...{% endraw %}``.
 
 Rendering is strict: a placeholder that names no variable is an error before any run
 (:meth:`DeckTemplate.check`, with the file and line), and so is an input that no file uses.
