@@ -17,14 +17,9 @@ pooled, the estimators of Saltelli et al. (2010, Table 2, (b) and (f)) are::
 
 at a cost of n (d + 2) model runs. Outputs are centred by the pooled mean first (this only
 lowers the variance of the first-order estimator). Confidence intervals are percentile
-bootstrap intervals over resamples of the n base rows (A, B and every AB_i resampled
-together). A scrambled Sobol' design's rows are not independent, and its error is not the
-one resampling them sees: for the index an interval covers least, 95% intervals covered the
-exact index in 0.92, 0.91, 0.84 and 1.00 of 100 seeds at n = 128, 256, 512 and 1024 for
-Ishigami's function (S_3 = 0), and 0.87, 0.87, 0.86 and 0.95 for Sobol's g-function (its
-kinks; ST_4 = 0.0105), the other indices at 0.88-1.00 (``python
-benchmarks/bench_sobol_coverage.py``; an earlier audit's 0.975 from n = 128 was of other
-indices). Below ``BOOTSTRAP_MIN_N`` = 1024 the analysis warns that they may cover less.
+bootstrap intervals of the n base rows resampled as if independent, which a scrambled Sobol'
+design's are not: 95% intervals held the least-covered index in 0.84-0.92 of 100 seeds at
+n = 128-512, 0.95-1.00 at 1024 (``benchmarks/bench_sobol_coverage.py``); a warning below it.
 
 Polynomial chaos (``method="pce"``): an orthonormal polynomial expansion of total degree p,
 ``f ~ sum_a c_a Psi_a``, fitted by least squares on n runs of a scrambled Sobol' design,
@@ -48,10 +43,10 @@ X_1 with everything it shares with the others ("full" index of X_1), the last on
 part of X_d independent of the others (Mara, Tarantola & Annoni 2015).
 
 References:
-    Sobol' (1993), Math. Model. Comput. Exp. 1: 407-414. Jansen (1999), Comput. Phys.
-    Commun. 117: 35-43. Saltelli et al. (2010), Comput. Phys. Commun. 181: 259-270.
-    Sudret (2008), Reliab. Eng. Syst. Saf. 93: 964-979. Mara, Tarantola & Annoni (2015),
-    Environ. Model. Softw. 72: 173-183.
+    Sobol' (1993), Math. Model. Comput. Exp. 1: 407-414. Jansen (1999), Comput. Phys. Commun.
+    117: 35-43. Saltelli et al. (2010), Comput. Phys. Commun. 181: 259-270. Sudret (2008),
+    Reliab. Eng. Syst. Saf. 93: 964-979. Mara, Tarantola & Annoni (2015), Environ. Model.
+    Softw. 72: 173-183.
 """
 import math
 import time
@@ -139,8 +134,7 @@ def _nan_to_none(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-#: Base samples below which pick-freeze bootstrap intervals may cover less than their level
-#: (warned; the module docstring's coverage figures).
+#: Base samples below which pick-freeze bootstrap intervals may undercover (warned).
 BOOTSTRAP_MIN_N = 1024
 #: An output whose spread on the design is within this many times the machine epsilon of its
 #: largest magnitude (16 to 32 units in its last place) is constant: its indices are 0 / 0,
@@ -241,10 +235,9 @@ def _saltelli_with_ci(Y, d, n, bootstrap, level, rng):
     first, total = saltelli_estimates(fA, fB, fAB)
     if bootstrap and n < BOOTSTRAP_MIN_N:
         warnings.warn(f"bootstrap intervals of pick-freeze indices at n = {n} < "
-                      f"{BOOTSTRAP_MIN_N} may cover less than their level (95% intervals "
-                      "covered the exact index in 0.84-0.92 of 100 seeds for the index they "
-                      "cover least at n = 128-512, 0.81-0.89 at n = 32-64); use a larger n "
-                      "where the intervals matter", UserWarning, stacklevel=3)
+                      f"{BOOTSTRAP_MIN_N} may cover less than their level (95%: 0.84-0.92 "
+                      "at n = 128-512, 0.81-0.89 at 32-64, for the index covered least); use "
+                      "a larger n where they matter", UserWarning, stacklevel=3)
     if not bootstrap:
         return _undefined_where_constant(Y, first, total, np.full((2,) + first.shape, np.nan),
                                          np.full((2,) + total.shape, np.nan))

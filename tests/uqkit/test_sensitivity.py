@@ -1161,6 +1161,12 @@ def test_bootstrap_intervals_at_a_small_n_are_said_to_undercover(n):
         sobol_indices(ishigami, ishigami_inputs(), n=n, bootstrap=50, executor="serial")
 
 
+def test_bootstrap_intervals_from_n_1024_are_not_warned_of():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sobol_indices(ishigami, ishigami_inputs(), n=1024, bootstrap=20, executor="serial")
+
+
 def test_a_rare_event_keeps_its_bootstrap_intervals():
     # a resample with no hit has a constant output: its NaN made every interval NaN
     pair = RandomInputs.from_spec({"x1": "uniform(0, 1)", "x2": "uniform(0, 1)"})

@@ -146,8 +146,9 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
 
 #: |u| past which the prior's transform cannot tell inputs apart: ``Phi(u)`` is clipped to
 #: ``[EPS, 1 - EPS]`` (:data:`uqkit.inputs.transforms.EPS`), so every u beyond about 8.2 maps to
-#: one input. Proposals past it are rejected, and a posterior that comes within
-#: ``EDGE_MARGIN`` of it is said to be cut off there.
+#: one input (the upper tail from 8.21, coarse from about 7.5, where ``Phi`` rounds).
+#: Proposals past it are rejected, and a posterior that comes within ``EDGE_MARGIN`` of it is
+#: said to be cut off there.
 U_EDGE = float(-special.ndtri(1e-16))
 #: How near ``U_EDGE`` (in prior standard deviations) a posterior draw may come before the
 #: result is said to be cut off: a prior holds 1e-14 of its mass past 7.7.
@@ -195,16 +196,12 @@ def _by_name(values, output_names, what):
     DataFrame's columns, a Series' index); as they are otherwise. A DataFrame whose columns
     were (w2, w1) was read by position, and the posterior fitted w1 to w2's measurements
     without a word (a bug hunt)."""
-    if not type(values).__module__.startswith("pandas"):
-        return values
+    if not output_names or not type(values).__module__.startswith("pandas"):
+        return values  # a model without output names reads them by position, as before
     labels = values.columns if hasattr(values, "columns") else values.index
     if not all(isinstance(name, str) for name in labels):
         return values
     labels = [str(name) for name in labels]
-    if not output_names:
-        raise ValueError(f"{what} names its values {labels}, but the model has no "
-                         "output_names to match them with; give them as an array in the "
-                         "model's output order, or give the model output_names")
     missing = [n for n in output_names if n not in labels]
     extra = [n for n in labels if n not in output_names]
     if missing or extra:
@@ -260,6 +257,13 @@ def _noise(noise_std, k):
             raise ValueError(f"noise_std's distribution {noise_std!r} puts mass below 0 "
                              f"(lower bound {lower:g}); a standard deviation is positive")
         return _Noise(dist=dist, spec=noise_std)
+    if isinstance(noise_std, list) and any(
+            isinstance(v, (str, chaospy.Distribution)) for v in noise_std):
+        # numpy's "could not convert string to float" said nothing of what to give
+        raise ValueError(f"noise_std {noise_std!r}: an unknown noise is one distribution, of "
+                         "the one standard deviation of every output's noise (a spec string "
+                         "or a chaospy distribution); one per output is not supported: give "
+                         "numbers per output, or one distribution")
     std = np.broadcast_to(np.asarray(noise_std, dtype=float), (k,)) \
         if np.ndim(noise_std) == 0 or np.shape(noise_std) == (k,) else None
     if std is None:

@@ -23,7 +23,8 @@ import warnings
 
 from .sources import _has_source_file, _is_user_code, _versions, source_digest
 
-__all__ = ["fingerprint", "identity_key", "describe_model", "user_modules"]
+__all__ = ["fingerprint", "ARRAY_VALUES", "json_default", "identity_key", "describe_model",
+           "user_modules"]
 
 
 def _code_objects(obj, seen):
@@ -520,12 +521,40 @@ def fingerprint(obj):
             "strong": bool(code)}
 
 
+#: The most elements of an array that a store's settings record by value
+#: (:func:`json_default`); a larger one is recorded by dtype, shape and a digest.
+ARRAY_VALUES = 64
+
+
+def json_default(value):
+    """What settings record for a value JSON has no form for: a NumPy array by its values
+    (up to ``ARRAY_VALUES`` of them) or by its dtype, shape and the sha256 of its bytes,
+    anything else (a NumPy scalar, a path) as ``str(value)``. ``str`` of an array kept 8
+    digits and cut a long one short with "...": a constant changed in its ninth digit, or
+    in the middle of 2,000 values, read as the stored one and its results were reused.
+
+    >>> import numpy
+    >>> json_default(numpy.array([1.0, 2.000000001]))
+    [1.0, 2.000000001]
+    >>> sorted(json_default(numpy.zeros(100)))
+    ['dtype', 'sha256', 'shape']
+    """
+    import numpy
+
+    if isinstance(value, numpy.ndarray):
+        if value.size <= ARRAY_VALUES:
+            return value.tolist()
+        data = (repr(value.tolist()).encode() if value.dtype.hasobject
+                else numpy.ascontiguousarray(value).tobytes())
+        return {"dtype": str(value.dtype), "shape": list(value.shape),
+                "sha256": hashlib.sha256(data).hexdigest()}
+    return str(value)
+
+
 def identity_key(model):
     """A short hash of a model's identity (its ``describe()``, else its :func:`fingerprint`),
     without the warning of :func:`describe_model`."""
     import json
-
-    from .store import json_default
 
     describe = _method(model, "describe")
     ident = describe() if describe is not None else fingerprint(model)["sha256"]

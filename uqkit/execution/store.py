@@ -15,7 +15,6 @@ a hash of the inputs, seed, ...): reopening the directory with different setting
 instead of mixing results. An open store holds a lock on its directory (``DIR/.lock``, released
 by the operating system if the process dies), so two runs never write one store at once.
 """
-import hashlib
 import json
 import os
 import socket
@@ -28,8 +27,8 @@ import numpy as np
 
 __all__ = ["FORMAT", "VERSION", "StoreMismatchError", "StoreBusyError", "StoreCorruptError",
            "directory_lock",
-           "ARRAY_VALUES", "json_default", "describe_differences", "FINGERPRINT_HINT",
-           "atomic_write", "StudyStore", "load_dataset"]
+           "describe_differences", "FINGERPRINT_HINT", "atomic_write", "StudyStore",
+           "load_dataset"]
 
 #: The manifest's ``format``: what the directory holds.
 FORMAT = "uqkit-store"
@@ -102,34 +101,9 @@ def directory_lock(directory):
         lock.release()
 
 
-#: The most elements of an array that a store's settings record by value
-#: (:func:`json_default`); a larger one is recorded by dtype, shape and a digest.
-ARRAY_VALUES = 64
-
-
-def json_default(value):
-    """What settings record for a value JSON has no form for: a NumPy array by its values
-    (up to ``ARRAY_VALUES`` of them) or by its dtype, shape and the sha256 of its bytes,
-    anything else (a NumPy scalar, a path) as ``str(value)``. ``str`` of an array kept 8
-    digits and cut a long one short with "...": a constant changed in its ninth digit, or
-    in the middle of 2,000 values, read as the stored one and its results were reused.
-
-    >>> json_default(np.array([1.0, 2.000000001]))
-    [1.0, 2.000000001]
-    >>> sorted(json_default(np.zeros(100)))
-    ['dtype', 'sha256', 'shape']
-    """
-    if isinstance(value, np.ndarray):
-        if value.size <= ARRAY_VALUES:
-            return value.tolist()
-        data = (repr(value.tolist()).encode() if value.dtype.hasobject
-                else np.ascontiguousarray(value).tobytes())
-        return {"dtype": str(value.dtype), "shape": list(value.shape),
-                "sha256": hashlib.sha256(data).hexdigest()}
-    return str(value)
-
-
 def _canonical(settings):
+    from .identity import json_default
+
     return json.loads(json.dumps(settings, sort_keys=True, default=json_default))
 
 

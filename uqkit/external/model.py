@@ -175,7 +175,8 @@ class ExternalModel:
         known = {*self.input_names, *self.constants, RUN_INDEX}
         self.template.check(known)
         argv = self._argv_parts()
-        used = set(self.template.variables) | (set(self.template.global_names) & known)
+        used = set(self.template.variables) | (
+            {*self.template.global_names, *self.template.included_variables} & known)
         for text in argv:
             parsed = self.template.variables_of(text)
             unknown = sorted(parsed - known)
@@ -403,10 +404,18 @@ def _shell_program(command, template):
     placeholder, or a word the shell resolves otherwise)."""
     words = [w for w in _words(command)
              if not ("=" in w and w.split("=", 1)[0].isidentifier())]
-    if not words or template.variables_of(words[0]):
+    if not words:
         return None
     first = words[0]
-    path = first if os.sep in first else shutil.which(first)
+    env = template.environment()
+    if any(mark in first for mark in (env.variable_start_string, env.block_start_string)):
+        return None  # a placeholder ("{{ prog }} deck.inp": shlex split its braces off)
+    if os.sep in first and not os.path.isabs(first):
+        # a path in the run directory, where the line runs: a file of the template, whose
+        # bytes its digest covers (never the process's working directory's)
+        rel = os.path.normpath(first)
+        return {"path": rel, "from": "template"} if rel in template.files() else None
+    path = first if os.path.isabs(first) else shutil.which(first)
     if path is None or not os.path.isfile(path):
         return None
     stat = os.stat(path)

@@ -93,8 +93,8 @@ def check_file(file, where, optional=False):
     if not (isinstance(file, (str, os.PathLike)) and str(file)):
         raise ValueError(f"{where}: file must be a file name{' or None' if optional else ''}"
                          f", got file={file!r}")
-    path = PurePath(file)
-    if path.is_absolute() or ".." in path.parts:
+    path = PurePath(os.path.normpath(file))
+    if path.anchor or path.parts[:1] == ("..",):  # C:out.txt and \\out.txt too, on Windows
         raise ValueError(f"{where}: file={str(file)!r} is outside the run directory; outputs "
                          "are read from each run's own directory: give the path relative to "
                          "it (have the program write there)")
@@ -260,12 +260,15 @@ class Table:
                                   "not one of them")
             picked = [rows[self.row]]
         if isinstance(self.column, str):  # a header cell per value, else names point astray
-            widths = sorted({len(r) for r in picked} - {len(header)})
-            if widths:
+            names = len(header) - next((i for i, cell in enumerate(reversed(header)) if cell),
+                                       len(header))  # without a trailing delimiter's cells
+            if all(len(r) != names for r in rows):
+                widths = sorted({len(r) for r in rows})
                 raise OutputError(
-                    f"{self.file}: its header has {len(header)} names {header} but a row read "
-                    f"has {widths[0]} values, so the column {self.column!r} cannot be told by "
-                    "its name (a name of several words?); choose it by number (column=N)")
+                    f"{self.file}: its header has {names} names {header[:names]} but its rows "
+                    f"have {', '.join(map(str, widths))} values, so the column "
+                    f"{self.column!r} cannot be told by its name (a name of several words?); "
+                    "choose it by number (column=N)")
         try:
             return np.array([to_number(r[column]) for r in picked])
         except IndexError:

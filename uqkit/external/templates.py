@@ -102,6 +102,8 @@ class DeckTemplate:
         self.modes = {rel: mode for rel, full in files
                       if (mode := stat.S_IMODE(full.stat().st_mode)) & 0o111}
         self._names = {rel for rel, _ in files}  # what {% include %} may name
+        self.included = set()  # the files templates include
+        self.included_variables = {}  # their placeholders -> (file, line)
         for rel, full in files:
             text = self._template_text(rel, full, env)
             if text is None:
@@ -179,7 +181,11 @@ class DeckTemplate:
         from jinja2 import meta
 
         root = self.path.parent if self.path.is_file() else self.path
+        env = self.environment()
+        marks = [m.encode() for m in (env.variable_start_string, env.block_start_string)]
         for rel in self.statics:
+            if rel in self.included or not _holds_any(root / rel, marks):
+                continue  # a large mesh is scanned, not read whole and parsed
             text = _read_text(root / rel)
             try:
                 used = sorted(meta.find_undeclared_variables(self.environment().parse(text))
@@ -221,6 +227,31 @@ class DeckTemplate:
                     f"{rel}, line {node.lineno}: it includes {shown!r}, which is not a file of "
                     f"the template {str(self.path)!r}; put the file in a template directory "
                     "beside it and name it by its path there")
+            for name in names:  # its placeholders are the including file's (a static file
+                # included by a rendered one: its input was "used by no template file")
+                self._include(name)
+
+    def _include(self, name):
+        """Record the variables of the template's file ``name``, which a template includes,
+        and of what it includes in turn."""
+        import jinja2
+        from jinja2 import meta
+
+        if name in self.included:
+            return
+        self.included.add(name)
+        text = self._load(name)
+        if text is None:  # binary: nothing Jinja2 can include
+            return
+        try:
+            tree = self.environment().parse(text, name=name)
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(f"{name}, line {exc.lineno}: {exc.message}") from None
+        for var in meta.find_undeclared_variables(tree):  # or set by the including file:
+            # counted as used, not refused as unknown (a {% set %} above the include)
+            line = next(n.lineno for n in tree.find_all(jinja2.nodes.Name) if n.name == var)
+            self.included_variables.setdefault(var, (name, line))
+        self._check_includes(tree, name)
 
     def _load(self, name):
         """The text of the template's file ``name``, for ``{% include %}``."""
@@ -280,8 +311,9 @@ class DeckTemplate:
             else:
                 shutil.copyfile(root / rel, run_dir / rel)
         for rel, mode in getattr(self, "modes", {}).items():  # none in a template of 0.2
-            if not (self.static == "link" and rel in self.statics):
-                os.chmod(run_dir / rel, mode)
+            if not (self.static == "link" and rel in self.statics):  # the x bits, added
+                target = run_dir / rel
+                os.chmod(target, stat.S_IMODE(target.stat().st_mode) | (mode & 0o111))
 
     def files(self):
         """Every file a run directory gets, relative paths."""
@@ -289,6 +321,19 @@ class DeckTemplate:
 
     def __getstate__(self):  # compiled templates hold code objects: compiled again in workers
         return {**self.__dict__, "_compiled": None}
+
+
+def _holds_any(path, marks, block=1 << 20):
+    """Whether the file holds one of the byte strings ``marks``, read a block at a time."""
+    keep = max(map(len, marks)) - 1
+    tail = b""
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(block), b""):
+            data = tail + chunk
+            if any(m in data for m in marks):
+                return True
+            tail = data[-keep:] if keep else b""
+    return False
 
 
 def _syntax_marks(env):

@@ -201,6 +201,11 @@ def test_emcee_is_reproducible_by_its_seed_and_takes_its_bounds():
                                       "options: ['burn', 'steps', 'walkers']"),
     (dict(target=1.0), "unknown option(s) ['target'] for method 'tmcmc'; options: "
                        "['n_steps', 'target_cov']"),
+    (dict(noise_std=["uniform(0.1, 1)"] * 3),
+     "noise_std ['uniform(0.1, 1)', 'uniform(0.1, 1)', 'uniform(0.1, 1)']: an unknown noise is "
+     "one distribution, of the one standard deviation of every output's noise (a spec string "
+     "or a chaospy distribution); one per output is not supported: give numbers per output, "
+     "or one distribution"),
     # emcee took 0 to a reshape error and 10.5 to a bare TypeError (a bug hunt)
     (dict(method="emcee", n_samples=0), "n_samples must be an integer >= 2, got n_samples=0"),
     (dict(method="emcee", n_samples=10.5), "n_samples must be an integer >= 2, got "
@@ -445,8 +450,9 @@ def test_emcee_with_one_kept_step_does_not_crash():
 def test_a_posterior_cut_off_by_the_priors_tail_says_so(method):
     """A measurement 12.5 prior standard deviations away (E ~ N(200, 2), E = 225 measured
     with noise 1): the exact posterior is N(220, 0.89), but the prior's transform maps every
-    u past 8.22 to one E, so the draws piled up at 216.4 with a std of 0.17, and nothing said
-    so (a bug hunt). Proposals past the edge are rejected, and the result warns."""
+    u past 8.22 to one E, so the draws piled up near 216.3 with a std of 0.17, and nothing
+    said so (a bug hunt). Proposals past the edge are rejected, and the result warns (the
+    posterior stays cut off: the warning is what changes)."""
     from uqkit.calibration.inference import U_EDGE, PriorConflictWarning
 
     prior = RandomInputs.from_spec({"E": "normal(200, 2)"})
@@ -456,7 +462,7 @@ def test_a_posterior_cut_off_by_the_priors_tail_says_so(method):
                          method=method, executor="serial")
     conflict = post.info["prior_conflict"]
     assert conflict["input"] == "E" and U_EDGE - 0.5 <= conflict["prior_stds"] <= U_EDGE
-    assert post.samples.max() <= 200 + 2 * U_EDGE + 1e-9
+    assert conflict["rejected_proposals"] > 0
 
 
 def test_a_posterior_well_inside_the_prior_has_no_conflict_warning():
@@ -500,6 +506,7 @@ def test_measurements_named_by_output_are_taken_by_name():
                                          r"are \['w1', 'w2'\] \(missing: \['w1'\], unknown: "
                                          r"\['w3'\]\)"):
         calibrate(_TwoOutputs(), prior, pd.DataFrame({"w2": [3.0], "w3": [1.0]}), 0.1, **kw)
-    with pytest.raises(ValueError, match=r"the model has no output_names to match them"):
-        calibrate(lambda X: np.column_stack([X[:, 0], 3 * X[:, 0]]), prior,
-                  pd.DataFrame({"w2": [3.0], "w1": [1.0]}), 0.1, **kw)
+    # a model without output names reads them by position, as before (a review)
+    unnamed = calibrate(lambda X: np.column_stack([X[:, 0], 3 * X[:, 0]]), prior,
+                        pd.DataFrame({"a": [1.0], "b": [3.0]}), [0.1, 0.2], **kw)
+    np.testing.assert_array_equal(unnamed.samples, reference.samples)

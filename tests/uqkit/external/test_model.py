@@ -1,6 +1,7 @@
 """ExternalModel with small shell scripts as the solver: values run by run, failures as
 results, identity, the store, pools and Dask, and the analyses that take any model."""
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -147,7 +148,8 @@ def test_an_edited_script_the_command_names_is_never_served_old_results(tmp_path
                 propagate(model, X, executor="serial", store=store, progress=False)
 
 
-def test_the_program_a_shell_line_starts_is_part_of_the_models_identity(tmp_path):
+def test_the_program_a_shell_line_starts_is_part_of_the_models_identity(tmp_path,
+                                                                      monkeypatch):
     """``shell=True``: the identity held ``sh`` alone, so a script the line starts, edited
     (2 a to 3 a, the same size), was served the stored 2 a (a bug hunt); a line that starts
     with a builtin records the shell alone, and a rerun of the same line reopens its store."""
@@ -172,6 +174,26 @@ def test_the_program_a_shell_line_starts_is_part_of_the_models_identity(tmp_path
     builtin = ExternalModel(tmp_path / "deck.txt", "cd . && cat deck.txt",
                             outputs={"y": VALUE}, input_names=["a"], shell=True)
     assert "runs" not in builtin.describe()["program"]
+    # a placeholder first ("{{ prog }}" split by shlex into braces crashed the build), and a
+    # script of the template by a relative path: the template's, wherever the process runs
+    # (it was looked for in the working directory; a review)
+    placeholder = ExternalModel(tmp_path / "deck.txt", "{{ prog }} deck.txt",
+                                outputs={"y": VALUE}, input_names=["a"],
+                                constants={"prog": "cat"}, shell=True)
+    assert "runs" not in placeholder.describe()["program"]
+    folder = tmp_path / "tpl"
+    folder.mkdir()
+    (folder / "deck.txt").write_text("{{ a }}\n")
+    (folder / "run.sh").write_text("cat deck.txt\n")
+    for cwd in (tmp_path, folder):
+        monkeypatch.chdir(cwd)
+        model = ExternalModel(folder, "sh ./run.sh", outputs={"y": VALUE}, input_names=["a"],
+                              shell=True)
+        assert model.describe()["program"]["runs"]["path"] == os.path.realpath(
+            shutil.which("sh"))
+        model = ExternalModel(folder, "./run.sh > log; cat log", outputs={"y": VALUE},
+                              input_names=["a"], shell=True)
+        assert model.describe()["program"]["runs"] == {"path": "run.sh", "from": "template"}
 
 
 def test_a_log_the_command_names_by_absolute_path_does_not_block_a_rerun(tmp_path):
