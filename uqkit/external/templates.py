@@ -346,7 +346,7 @@ def _syntax_marks(env):
 
 
 def _line_end(text):
-    """The line end most of a file's lines have: ``"\r\n"``, ``"\r"`` or ``"\n"`` (ties and
+    r"""The line end most of a file's lines have: ``"\r\n"``, ``"\r"`` or ``"\n"`` (ties and
     files of one line without an end: ``"\n"``). Jinja2 renders every line end as its
     ``newline_sequence``, ``"\n"`` by default: a CRLF deck came out with LF ends."""
     crlf = text.count("\r\n")
