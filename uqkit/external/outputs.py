@@ -84,7 +84,7 @@ def check_file(file, where, optional=False):
     """``file`` (a path relative to the run directory: a string or path-like; None where
     ``optional``), or a ValueError naming ``where``. A path outside the run directory
     (absolute, or up through ``..``) is refused: every run would read the one file there,
-    and a run whose program wrote nothing read the run before it's answer."""
+    and a run whose program wrote nothing read the answer the run before it left."""
     import os
     from pathlib import PurePath
 

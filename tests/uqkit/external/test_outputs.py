@@ -173,7 +173,7 @@ def test_a_column_by_name_needs_a_header_name_per_value(tmp_path):
 
 def test_an_output_file_outside_the_run_directory_is_refused(tmp_path):
     """Every run read the one absolute file, and a run whose program wrote nothing took the
-    run before it's value, with status ok (a bug hunt)."""
+    value the run before it left, with status ok (a bug hunt)."""
     assert Regex(r"y (\S+)", file="sub/../out.txt").file == "sub/../out.txt"  # inside
     for file in (str(tmp_path / "out.txt"), "../out.txt", "sub/../../out.txt"):
         with pytest.raises(ValueError, match=r"outside the run directory"):
