@@ -36,6 +36,7 @@ import warnings
 import numpy as np
 from scipy import special
 
+from ..inputs.transforms import EPS
 from .likelihood import log_likelihood
 from .posterior import Posterior
 from .tmcmc import tmcmc
@@ -149,7 +150,7 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
 #: one input (the upper tail from 8.21, coarse from about 7.5, where ``Phi`` rounds).
 #: Proposals past it are rejected, and a posterior that comes within ``EDGE_MARGIN`` of it is
 #: said to be cut off there.
-U_EDGE = float(-special.ndtri(1e-16))
+U_EDGE = float(-special.ndtri(EPS))
 #: How near ``U_EDGE`` (in prior standard deviations) a posterior draw may come before the
 #: result is said to be cut off: a prior holds 1e-14 of its mass past 7.7.
 EDGE_MARGIN = 0.5
