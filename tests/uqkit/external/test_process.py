@@ -107,8 +107,14 @@ def test_a_ctrl_c_as_the_program_starts_kills_it_too(tmp_path, monkeypatch):
         return proc
 
     monkeypatch.setattr(subprocess, "Popen", popen)
-    with pytest.raises(KeyboardInterrupt):
-        run_program(["sh", "-c", SPAWNER.format(rest="wait")], tmp_path)
+    # a terminal's Ctrl-C: a test run started as a background job (CI's) inherits SIGINT
+    # ignored, and Python then raises no KeyboardInterrupt at all
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_program(["sh", "-c", SPAWNER.format(rest="wait")], tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     monkeypatch.undo()
     assert _ended(int((tmp_path / "child.pid").read_text()))
 
