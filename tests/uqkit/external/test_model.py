@@ -129,23 +129,35 @@ def test_bad_settings_are_refused_naming_the_value(deck):
         ExternalModel(deck, ["sh", "run.sh"], outputs={"y": VALUE}, input_names=["x", "y z"])
 
 
-def test_an_edited_script_the_command_names_is_never_served_old_results(tmp_path):
-    """``python3 /abs/solver.py``: only the interpreter was in the model's identity, so an
-    edit of the script (2 a to 3 a) was served the stored 2 a."""
+def _edited_solver_is_refused(tmp_path, write, command, match, **kw):
+    """Run a model of ``y = factor a`` on a store, edit its solver (``write(factor)``, 2 a to
+    3 a) and rerun on the store: the rerun must be refused, naming ``match``. Returns the
+    model of the first run."""
     (tmp_path / "deck.txt").write_text("{{ a }}\n")
-    solver = tmp_path / "solver.py"
-    store = tmp_path / "st"
-    X = np.array([[1.0], [2.0]])
+    store, X = tmp_path / "st", np.array([[1.0], [2.0]])
     for factor in (2, 3):
-        solver.write_text(f"print({factor} * float(open('deck.txt').read()))\n")
-        model = ExternalModel(tmp_path / "deck.txt", [sys.executable, str(solver)],
-                              outputs={"y": VALUE}, input_names=["a"])
+        write(factor)
+        model = ExternalModel(tmp_path / "deck.txt", command, outputs={"y": VALUE},
+                              input_names=["a"], **kw)
         if factor == 2:
             res = propagate(model, X, executor="serial", store=store, progress=False)
             assert res.outputs[:, 0].tolist() == [2.0, 4.0]
+            assert propagate(model, X, executor="serial", store=store,
+                             progress=False).loaded == 2  # the same model reopens it
+            first = model
         else:
-            with pytest.raises(StoreMismatchError, match="argument_files"):
+            with pytest.raises(StoreMismatchError, match=match):
                 propagate(model, X, executor="serial", store=store, progress=False)
+    return first
+
+
+def test_an_edited_script_the_command_names_is_never_served_old_results(tmp_path):
+    """``python3 /abs/solver.py``: only the interpreter was in the model's identity, so an
+    edit of the script (2 a to 3 a) was served the stored 2 a."""
+    solver = tmp_path / "solver.py"
+    _edited_solver_is_refused(
+        tmp_path, lambda f: solver.write_text(f"print({f} * float(open('deck.txt').read()))\n"),
+        [sys.executable, str(solver)], "argument_files")
 
 
 def test_the_program_a_shell_line_starts_is_part_of_the_models_identity(tmp_path,
@@ -153,24 +165,15 @@ def test_the_program_a_shell_line_starts_is_part_of_the_models_identity(tmp_path
     """``shell=True``: the identity held ``sh`` alone, so a script the line starts, edited
     (2 a to 3 a, the same size), was served the stored 2 a (a bug hunt); a line that starts
     with a builtin records the shell alone, and a rerun of the same line reopens its store."""
-    (tmp_path / "deck.txt").write_text("{{ a }}\n")
     solver = tmp_path / "solver.sh"
-    store = tmp_path / "st"
-    X = np.array([[1.0], [2.0]])
-    for factor in (2, 3):
+
+    def write(factor):
         solver.write_text(f"#!/bin/sh\npython3 -c \"print({factor} * $(cat deck.txt))\"\n")
         solver.chmod(0o755)
-        model = ExternalModel(tmp_path / "deck.txt", f"{solver} > out.txt; cat out.txt",
-                              outputs={"y": VALUE}, input_names=["a"], shell=True)
-        assert model.describe()["program"]["runs"]["path"] == str(solver.resolve())
-        if factor == 2:
-            res = propagate(model, X, executor="serial", store=store, progress=False)
-            assert res.outputs[:, 0].tolist() == [2.0, 4.0]
-            again = propagate(model, X, executor="serial", store=store, progress=False)
-            assert again.loaded == 2
-        else:
-            with pytest.raises(StoreMismatchError, match=r"model\.(program|argument_files)"):
-                propagate(model, X, executor="serial", store=store, progress=False)
+
+    model = _edited_solver_is_refused(tmp_path, write, f"{solver} > out.txt; cat out.txt",
+                                      r"model\.(program|argument_files)", shell=True)
+    assert model.describe()["program"]["runs"]["path"] == str(solver.resolve())
     builtin = ExternalModel(tmp_path / "deck.txt", "cd . && cat deck.txt",
                             outputs={"y": VALUE}, input_names=["a"], shell=True)
     assert "runs" not in builtin.describe()["program"]
