@@ -145,7 +145,7 @@ def calibrate(model, prior, observed, noise_std, n_samples=2000, seed=0, method=
                          model_variance=var)
 
 
-#: |u| past which the prior's transform cannot tell inputs apart: ``Phi(u)`` is clipped to
+#: The ``|u|`` past which the prior's transform cannot tell inputs apart: ``Phi(u)`` is clipped to
 #: ``[EPS, 1 - EPS]`` (:data:`uqkit.inputs.transforms.EPS`), so every u beyond about 8.2 maps to
 #: one input (the upper tail from 8.21, coarse from about 7.5, where ``Phi`` rounds).
 #: Proposals past it are rejected, and a posterior that comes within ``EDGE_MARGIN`` of it is
@@ -157,7 +157,7 @@ EDGE_MARGIN = 0.5
 
 
 class PriorConflictWarning(UserWarning):
-    """The posterior reaches the prior's far tail (|u| near ``U_EDGE``), where its transform
+    """The posterior reaches the prior's far tail (``|u|`` near ``U_EDGE``), where its transform
     ends: the measurements conflict with the prior, and the posterior is cut off there."""
 
 
