@@ -110,12 +110,12 @@ def _with_gradient(ls, u, g_u, fd, h, tag):
     with np.errstate(invalid="ignore"):  # both sides failed: NaN, which FORM's check names
         grad = (plus - minus) / (2 * h)
     if math.isfinite(g_u):  # one side failed (counted, g = -inf): the other side's difference
-        side = np.where(np.isneginf(minus), 1.0, -1.0)  # +1: forwards, -1: backwards
-        lost = np.isfinite(np.where(side > 0, plus, minus)) & np.isneginf(
-            np.where(side > 0, minus, plus))
+        forwards = np.isfinite(plus) & np.isneginf(minus)
+        lost = forwards | (np.isneginf(plus) & np.isfinite(minus))
         if lost.any():
-            grad[lost] = _one_sided(ls, u, g_u, np.where(side > 0, plus, minus)[lost],
-                                    side[lost], np.flatnonzero(lost), h, tag)
+            side = np.where(forwards, 1.0, -1.0)[lost]
+            near = np.where(forwards, plus, minus)[lost]
+            grad[lost] = _one_sided(ls, u, g_u, near, side, np.flatnonzero(lost), h, tag)
     return g_u, grad
 
 
@@ -442,9 +442,9 @@ def _curvatures(ls, u, T, g0, gnorm, h, alpha, reuse=False):
                 "design point (form_result=)")
     if reuse:
         if not math.isfinite(g_here):
-            raise ValueError("form_result does not fit this limit state: the run at its "
-                             "design point failed here (failed_runs='failure' reads it as "
-                             "g = -inf), where the result has g = " f"{g0:.6g}")
+            raise ValueError(f"form_result does not fit this limit state: the run at its "
+                             f"design point failed here (failed_runs='failure' reads it as "
+                             f"g = -inf), where the result has g = {g0:.6g}")
         # the step ahead, into the failure domain, fails where runs fail as soon as g < 0
         # (counted): the slope from the step behind then
         slope = ((g_behind - g_ahead) / (2 * h) if np.isfinite(g_ahead)
