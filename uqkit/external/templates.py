@@ -141,7 +141,7 @@ class DeckTemplate:
                 " (a deck whose own syntax uses '{{', '{%' or '{#' can change the delimiters "
                 "or use {% raw %})")
             raise TemplateError(f"{rel}, line {exc.lineno}: {exc.message}{hint}") from None
-        self._check_includes(tree, rel)
+        self._check_includes(tree, rel, env)
         undeclared = meta.find_undeclared_variables(tree)
         if not undeclared and self.render is None and not self.path.is_file():
             if not any(mark and mark in text for mark in _syntax_marks(env)):
@@ -182,13 +182,13 @@ class DeckTemplate:
 
         root = self.path.parent if self.path.is_file() else self.path
         env = self.environment()
-        marks = [m.encode() for m in (env.variable_start_string, env.block_start_string)]
+        marks = [mark.encode() for mark in _syntax_marks(env) if mark]
         for rel in self.statics:
             if rel in self.included or not _holds_any(root / rel, marks):
                 continue  # a large mesh is scanned, not read whole and parsed
             text = _read_text(root / rel)
             try:
-                used = sorted(meta.find_undeclared_variables(self.environment().parse(text))
+                used = sorted(meta.find_undeclared_variables(env.parse(text))
                               & names) if text is not None else []
             except jinja2.TemplateSyntaxError:
                 continue
@@ -208,7 +208,7 @@ class DeckTemplate:
             h.update(hashlib.sha256((root / rel).read_bytes()).digest())
         return h.hexdigest()
 
-    def _check_includes(self, tree, rel):
+    def _check_includes(self, tree, rel, env):
         """Refuse an ``{% include %}``, ``{% import %}`` or ``{% extends %}`` of a file that is
         not one of the template's own: the model's identity covers those files' bytes alone,
         so an edit of another would be served old results."""
@@ -229,9 +229,9 @@ class DeckTemplate:
                     "beside it and name it by its path there")
             for name in names:  # its placeholders are the including file's (a static file
                 # included by a rendered one: its input was "used by no template file")
-                self._include(name)
+                self._include(name, env)
 
-    def _include(self, name):
+    def _include(self, name, env):
         """Record the variables of the template's file ``name``, which a template includes,
         and of what it includes in turn."""
         import jinja2
@@ -244,14 +244,14 @@ class DeckTemplate:
         if text is None:  # binary: nothing Jinja2 can include
             return
         try:
-            tree = self.environment().parse(text, name=name)
+            tree = env.parse(text, name=name)
         except jinja2.TemplateSyntaxError as exc:
             raise TemplateError(f"{name}, line {exc.lineno}: {exc.message}") from None
         for var in meta.find_undeclared_variables(tree):  # or set by the including file:
             # counted as used, not refused as unknown (a {% set %} above the include)
             line = next(n.lineno for n in tree.find_all(jinja2.nodes.Name) if n.name == var)
             self.included_variables.setdefault(var, (name, line))
-        self._check_includes(tree, name)
+        self._check_includes(tree, name, env)
 
     def _load(self, name):
         """The text of the template's file ``name``, for ``{% include %}``."""
