@@ -6,10 +6,13 @@ index, per index, for two test functions with known indices on U(0, 1) inputs:
 * Sobol's g-function, a = (0, 1, 4.5, 9, 99) on U(0, 1)^5, with a kink at 1/2 in every input
   and two small indices (total 0.0105 and 0.0001 for the last two inputs).
 
-For each base-sample size n (``--n``, powers of two) it prints the lowest coverage over the
-indices (first and total) and which index has it.
+For each base-sample size n (``--n``, powers of two) and each kind of interval (``--replicates``:
+0 for the bootstrap, R for R replicate designs) it prints the lowest coverage over the indices
+(first and total), which index has it, and the indices' root-mean-square error over the seeds
+relative to the bootstrap's (replicate designs of n / R rows estimate less accurately).
 
     python benchmarks/bench_sobol_coverage.py [--json] [--seeds 100] [--n 128,256,512,1024]
+        [--replicates 0,8]
 """
 import argparse
 import json
@@ -49,21 +52,27 @@ def g_function(a=(0.0, 1.0, 4.5, 9.0, 99.0)):
     return model, specs, first, total
 
 
-def coverage(problem, n, seeds):
-    """(first, total) coverage per index over ``seeds`` seeds at base size n."""
+def coverage(problem, n, seeds, replicates=0):
+    """(first, total) coverage per index over ``seeds`` seeds at base size n, and the
+    root-mean-square errors (first, total) per index; ``replicates``: 0 for bootstrap
+    intervals (200 resamples), else R replicate designs."""
     from uqkit.inputs import RandomInputs
     from uqkit.sensitivity import sobol_indices
 
     model, specs, first, total = problem()
     inputs = RandomInputs.from_spec(specs)
     hits_f, hits_t = np.zeros(len(first)), np.zeros(len(total))
+    sq_f, sq_t = np.zeros(len(first)), np.zeros(len(total))
+    kind = {"replicates": replicates} if replicates else {"bootstrap": 200}
     for seed in range(seeds):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = sobol_indices(model, inputs, n=n, seed=seed, bootstrap=200, executor="serial")
+            r = sobol_indices(model, inputs, n=n, seed=seed, executor="serial", **kind)
         hits_f += (r.first_ci[0] <= first) & (first <= r.first_ci[1])
         hits_t += (r.total_ci[0] <= total) & (total <= r.total_ci[1])
-    return hits_f / seeds, hits_t / seeds
+        sq_f += (r.first - first) ** 2
+        sq_t += (r.total - total) ** 2
+    return hits_f / seeds, hits_t / seeds, np.sqrt(sq_f / seeds), np.sqrt(sq_t / seeds)
 
 
 def main(argv=None):
@@ -71,25 +80,35 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--n", default="128,256,512,1024")
+    ap.add_argument("--replicates", default="0,8",
+                    help="kinds of interval: 0 for the bootstrap, R for R replicate designs")
     args = ap.parse_args(argv)
     rows = []
     for name, problem in (("ishigami", ishigami), ("g-function", g_function)):
         for n in map(int, args.n.split(",")):
-            cov_f, cov_t = coverage(problem, n, args.seeds)
-            both = np.concatenate([cov_f, cov_t])
-            worst = int(np.argmin(both))
-            kind, index = ("first", worst) if worst < len(cov_f) else (
-                "total", worst - len(cov_f))
-            rows.append({"function": name, "n": n, "seeds": args.seeds,
-                         "lowest": float(both.min()), "lowest_index": f"{kind} {index}",
-                         "first": cov_f.tolist(), "total": cov_t.tolist()})
+            rmse0 = None
+            for replicates in map(int, args.replicates.split(",")):
+                cov_f, cov_t, err_f, err_t = coverage(problem, n, args.seeds, replicates)
+                both, err = np.concatenate([cov_f, cov_t]), np.concatenate([err_f, err_t])
+                rmse0 = err if rmse0 is None else rmse0
+                worst = int(np.argmin(both))
+                kind, index = ("first", worst) if worst < len(cov_f) else (
+                    "total", worst - len(cov_f))
+                rows.append({"function": name, "n": n, "seeds": args.seeds,
+                             "replicates": replicates, "lowest": float(both.min()),
+                             "lowest_index": f"{kind} {index}", "first": cov_f.tolist(),
+                             "total": cov_t.tolist(), "rmse": err.tolist(),
+                             "rmse_ratio": (err / rmse0).tolist()})
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     for r in rows:
-        print(f"{r['function']:10s} n={r['n']:5d}: lowest coverage {r['lowest']:.2f} "
+        kind = f"R={r['replicates']:2d}" if r["replicates"] else "boot"
+        ratio = np.asarray(r["rmse_ratio"])
+        print(f"{r['function']:10s} n={r['n']:5d} {kind}: lowest coverage {r['lowest']:.2f} "
               f"({r['lowest_index']}); first {np.round(r['first'], 2).tolist()}, "
-              f"total {np.round(r['total'], 2).tolist()}")
+              f"total {np.round(r['total'], 2).tolist()}; rmse / bootstrap's "
+              f"{ratio.min():.2f}-{ratio.max():.2f}")
 
 
 if __name__ == "__main__":

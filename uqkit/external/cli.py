@@ -243,12 +243,15 @@ def _sobol(config, out, execution):
     from ..sensitivity import sobol_indices
 
     settings = config.sobol
-    # a store per settings: another n or seed is another sample, refused in one store
-    store = out / "sobol-store" / f"n{settings['n']}-seed{settings['seed']}"
+    # a store per settings: another n, seed or replicates is another sample, refused in one
+    # store
+    replicates = settings["replicates"]
+    store = out / "sobol-store" / (f"n{settings['n']}-seed{settings['seed']}"
+                                   + (f"-r{replicates}" if replicates else ""))
     try:
         s = sobol_indices(config.model, config.inputs, n=settings["n"],
-                          bootstrap=settings["bootstrap"], seed=settings["seed"], store=store,
-                          **execution)
+                          bootstrap=settings["bootstrap"], replicates=replicates,
+                          seed=settings["seed"], store=store, **execution)
     except FailedRunsError:  # a ValueError, said as one by _analysis
         raise
     except ValueError as exc:

@@ -38,7 +38,7 @@ names the key and the bad value, before any run. Format::
 
     [sobol]                         # optional: Sobol' indices of every output
     n = 256                         # base sample, a power of 2 (n (d + 2) runs)
-    bootstrap = 100
+    bootstrap = 100                 # or replicates = 8: intervals that hold at small n
 
     [failure]                       # optional: P[output < below] or P[output > above]
     output = "v_tip"
@@ -63,7 +63,8 @@ SECTIONS = {
     "model": {"template", "command", "timeout", "constants", "keep", "workdir", "render",
               "env", "shell", "cores_per_run", "chunk_size", "static", "template_options",
               "python", "outputs", "keywords"},
-    "outputs": None, "sampling": {"n", "rule", "seed"}, "sobol": {"n", "bootstrap", "seed"},
+    "outputs": None, "sampling": {"n", "rule", "seed"}, "sobol": {"n", "bootstrap", "seed",
+                                                                "replicates"},
     "failure": None,
 }
 #: The keys of an output table, by its form.
@@ -143,15 +144,23 @@ def load_config(path):
     sampling = {"n": 100, "rule": "random", "seed": 0, **raw.get("sampling", {})}
     sobol = raw.get("sobol")
     if sobol is not None:
-        sobol = {"n": 256, "bootstrap": 100, "seed": 0, **sobol}
+        if "replicates" in sobol and "bootstrap" in sobol:
+            raise ConfigError(f"{where}: [sobol] bootstrap = {sobol['bootstrap']!r} and "
+                              f"replicates = {sobol['replicates']!r} both give intervals: "
+                              "keep one of them")
+        sobol = {"n": 256, "seed": 0, "replicates": None,
+                 "bootstrap": None if "replicates" in sobol else 100, **sobol}
         n = sobol["n"]
         if not isinstance(n, int) or isinstance(n, bool) or n < 2 or n & (n - 1):
             raise ConfigError(f"{where}: [sobol] n must be a power of 2, got {n!r}")
-        from ..sensitivity import _check_intervals
+        from ..sensitivity.pick_freeze import _check_intervals, check_replicates
         from ..validation import check_seed
 
         try:  # now, not once the main study has run
-            _check_intervals(sobol["bootstrap"], 0.95)
+            if sobol["replicates"] is None:
+                _check_intervals(sobol["bootstrap"], 0.95)
+            else:
+                check_replicates(sobol["replicates"], n)
             check_seed(sobol["seed"])
         except ValueError as exc:
             raise ConfigError(f"{where}: [sobol] {exc}") from None

@@ -249,6 +249,22 @@ def test_changed_analyses_rerun_beside_the_kept_runs_and_leave_no_stale_file(tmp
     assert not (tmp_path / "out" / "failure.json").exists()
 
 
+def test_sobol_replicates_from_the_study_file_keep_a_store_of_their_own(tmp_path):
+    """[sobol] replicates = 2 gives Student-t intervals from two designs of n / 2 rows, in a
+    store beside the bootstrap's: switching between them recomputes nothing of the other."""
+    out = ["--out", str(tmp_path / "out"), "--no-progress"]
+    main_study = GOOD.split("[failure]")[0]
+    config = _study(tmp_path, main_study + "[sobol]\nn = 32\nreplicates = 2\n")
+    assert main(["run", str(config), *out]) == 0
+    result = json.loads((tmp_path / "out" / "sobol.json").read_text())
+    assert result["info"] == {"replicates": 2, "replicate_n": 16}
+    assert result["model_runs"] == 32 * 4
+    assert (tmp_path / "out" / "sobol-store" / "n32-seed0-r2").is_dir()
+    lower, upper = np.array(result["first_ci"])[..., 0]  # y = a + 3 b: 4 / 13 and 9 / 13
+    assert np.all((lower < [4 / 13, 9 / 13]) & ([4 / 13, 9 / 13] < upper))
+    assert np.array(result["total"])[1, 1] == 0  # z = a^2 does not depend on b
+
+
 def test_timed_out_runs_are_made_again_with_a_longer_timeout(tmp_path, capsys):
     """A longer timeout was another model ("model.timeout: stored 2, now 40"), and no option
     made the timed-out runs again."""

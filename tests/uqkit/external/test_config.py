@@ -73,7 +73,7 @@ method = "form"
 """)
     config = load_config(path)
     assert config.sampling == {"n": 12, "rule": "lhs", "seed": 0}
-    assert config.sobol == {"n": 64, "bootstrap": 100, "seed": 0}
+    assert config.sobol == {"n": 64, "bootstrap": 100, "seed": 0, "replicates": None}
     assert config.failure == {"method": "form", "seed": 0, "output": "v", "above": 2.5}
     assert config.model.workdir == str(tmp_path / "runs")  # relative to the study file
     # the copula ties the inputs: rank correlation near Nataf's for rho = 0.8 (0.786)
@@ -105,13 +105,25 @@ below = -1.0
     parsers = {name: parser.describe() for name, parser in config.model.outputs.items()}
     assert parsers["w"] == {"json": "r.json", "key": "a.b", "size": 1}
     assert parsers["u"]["table"] == "t.csv" and parsers["u"]["column"] == "u"
-    assert config.sobol == {"n": 256, "bootstrap": 50, "seed": 0}
+    assert config.sobol == {"n": 256, "bootstrap": 50, "seed": 0, "replicates": None}
     assert config.failure == {"method": "mc", "seed": 0, "output": "w", "below": -1.0}
 
 
 @pytest.mark.parametrize("n", [2, 4, 256])
 def test_sobol_base_samples_are_powers_of_two(tmp_path, n):
     assert load_config(study(tmp_path, BASE + f"[sobol]\nn = {n}\n")).sobol["n"] == n
+
+
+def test_sobol_replicates_replace_the_bootstrap_and_are_checked_on_loading(tmp_path):
+    config = load_config(study(tmp_path, BASE + "[sobol]\nn = 128\nreplicates = 8\n"))
+    assert config.sobol == {"n": 128, "seed": 0, "replicates": 8, "bootstrap": None}
+    refused(tmp_path, BASE + "[sobol]\nn = 128\nreplicates = 8\nbootstrap = 100\n",
+            re.escape(": [sobol] bootstrap = 100 and replicates = 8 both give intervals: "
+                      "keep one of them") + "$")
+    refused(tmp_path, BASE + "[sobol]\nn = 128\nreplicates = 3\n",
+            re.escape(": [sobol] replicates=3 does not split n=128 into replicate designs"))
+    refused(tmp_path, BASE + "[sobol]\nn = 16\nreplicates = 2\n",
+            re.escape(": [sobol] n=16 is too small for replicate intervals: they need n >= 32"))
 
 
 @pytest.mark.parametrize("n", ["0", "1", "3", "6", "96", "4.0", '"8"'])

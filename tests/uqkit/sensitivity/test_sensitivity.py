@@ -14,8 +14,9 @@ from uqkit.reliability.problems import ishigami, ishigami_inputs
 from uqkit.reliability.problems import ishigami_indices as ishigami_exact
 from uqkit.inputs import RandomInputs
 from uqkit.execution.propagation import PropagationError
-from uqkit.sensitivity import (SobolResult, _warn_inconsistent, pce_indices, plot_sobol,
+from uqkit.sensitivity import (SobolResult, pce_indices, plot_sobol,
                                saltelli_estimates, sobol_indices, sobol_indices_surrogate)
+from uqkit.sensitivity.result import _warn_inconsistent
 
 matplotlib.use("Agg")
 
@@ -352,7 +353,7 @@ def test_pick_freeze_design_rows():
 
 
 def test_sobol_design_warns_off_powers_of_two_at_the_callers_line():
-    from uqkit.sensitivity import _sobol_design
+    from uqkit.sensitivity.pick_freeze import _sobol_design
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -490,7 +491,7 @@ def test_pce_indices_refuse_points_outside_the_unit_hypercube_and_failed_runs():
 def test_default_pce_order_is_the_largest_with_a_quarter_of_the_runs():
     """The largest total degree p <= 8 whose C(p + d, d) terms are at most m / 4 (at
     least 1)."""
-    from uqkit.sensitivity import _default_order
+    from uqkit.sensitivity.pce import _default_order
 
     for d in (1, 2, 3, 5):
         for m in (8, 16, 40, 41, 100, 1000, 10 ** 6):
@@ -849,7 +850,7 @@ def test_pce_order_and_run_count_refusals():
 
 
 def test_sobol_design_message_names_the_neighbouring_powers_of_two():
-    from uqkit.sensitivity import _sobol_design
+    from uqkit.sensitivity.pick_freeze import _sobol_design
 
     for m, up, down in ((63, 64, 32), (65, 128, 64), (3, 4, 2), (1000, 1024, 512)):
         with pytest.warns(UserWarning, match=f"^n={m} is not a power of two: the Sobol' design "
