@@ -118,7 +118,10 @@ def describe(y, quantiles=(0.01, 0.05, 0.5, 0.95, 0.99), level=0.95, n_boot=200,
     skewness's and kurtosis's from ``n_boot`` >= 2 bootstrap resamples)."""
     level = _check_level(level)
     check_int(n_boot, "n_boot", 2)
-    bad = [q for q in quantiles if not 0 <= q <= 1]
+    if seed is not None:  # None: fresh entropy for the bootstrap (it added 1 to None)
+        check_int(seed, "seed", 0)
+    quantiles = [quantiles] if np.ndim(quantiles) == 0 else list(quantiles)  # 0.5 alone too
+    bad = [q for q in quantiles if not 0 <= _scalar(q, "a quantile") <= 1]
     if bad:
         raise ValueError(f"quantiles must lie in [0, 1], got {bad}")
     y = _clean(y)
@@ -144,8 +147,8 @@ def describe(y, quantiles=(0.01, 0.05, 0.5, 0.95, 0.99), level=0.95, n_boot=200,
         "skewness": skew,
         "skewness_se": float("nan") if constant else bootstrap_se(y, stats.skew, n_boot, seed),
         "kurtosis": kurt,
-        "kurtosis_se": float("nan") if constant else bootstrap_se(y, stats.kurtosis, n_boot,
-                                                                  seed + 1),
+        "kurtosis_se": float("nan") if constant else bootstrap_se(
+            y, stats.kurtosis, n_boot, None if seed is None else seed + 1),
         "quantiles": {str(q): float(np.quantile(y, q)) for q in quantiles},
         "quantile_ci": {str(q): quantile_interval(ys, q, level) for q in quantiles},
     }
@@ -187,8 +190,9 @@ def kde(y, grid=None, n_grid=256, bins_per_bandwidth=64):
 
     check_int(n_grid, "n_grid", 2)
     if not (isinstance(bins_per_bandwidth, (int, float, np.integer, np.floating))
-            and bins_per_bandwidth >= 1):
-        raise ValueError(f"bins_per_bandwidth must be a number >= 1, got {bins_per_bandwidth!r}")
+            and 1 <= bins_per_bandwidth < np.inf):  # inf: an OverflowError
+        raise ValueError(f"bins_per_bandwidth must be a finite number >= 1, got "
+                         f"{bins_per_bandwidth!r}")
     y = _clean(y)
     n = len(y)
     sd = y.std(ddof=1)

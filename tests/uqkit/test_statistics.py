@@ -292,7 +292,7 @@ def test_a_sample_of_several_columns_is_refused_not_pooled():
     (lambda y: S.describe(y, n_boot=0), "n_boot must be an integer >= 2, got n_boot=0"),
     (lambda y: S.describe(y, n_boot=-1), "got n_boot=-1"),
     (lambda y: S.describe(y, quantiles=(0.5, 1.5)), r"quantiles must lie in \[0, 1\], got \[1.5\]"),
-    (lambda y: S.kde(y, bins_per_bandwidth=0), "bins_per_bandwidth must be a number >= 1, got 0"),
+    (lambda y: S.kde(y, bins_per_bandwidth=0), "bins_per_bandwidth must be a finite number >= 1, got 0"),
     (lambda y: S.kde(y, n_grid=0), "n_grid must be an integer >= 2, got n_grid=0"),
     (lambda y: S.kde(y, grid=[0.0, np.nan, 1.0]), "1 non-finite values"),
     (lambda y: S.kde(y, grid=[]), "1-D array of finite abscissae, got shape \\(0,\\)"),
@@ -364,3 +364,19 @@ def test_describe_of_a_constant_or_tiny_sample_says_so():
         d = describe([0.1, 0.7, 0.3, 0.9])
     assert np.isfinite(d["skewness_se"]) and np.isfinite(d["kurtosis_se"])
     assert compare(np.arange(5.0), np.full(5, 1.0))["truth_std_se"] == 0.0
+
+
+def test_describe_takes_one_quantile_and_an_unseeded_bootstrap():
+    """quantiles=0.5 was "not iterable" and seed=None "None + 1": TypeErrors."""
+    y = np.random.default_rng(0).normal(size=400)
+    one = S.describe(y, quantiles=0.5, seed=None)
+    assert one["quantiles"] == {"0.5": pytest.approx(np.median(y))}
+    assert np.isfinite(one["kurtosis_se"]) and np.isfinite(one["skewness_se"])
+    with pytest.raises(ValueError, match=r"seed must be an integer >= 0, got seed=-1"):
+        S.describe(y, seed=-1)
+
+
+def test_kde_refuses_an_infinite_mesh():
+    with pytest.raises(ValueError, match=r"bins_per_bandwidth must be a finite number >= 1, "
+                                         r"got inf"):
+        S.kde(np.random.default_rng(0).normal(size=50), bins_per_bandwidth=np.inf)

@@ -130,6 +130,8 @@ def _exponential(scale=None, rate=None, loc=0.0):
     if rate is not None:
         _positive("exponential", rate=rate)
     scale = 1.0 / rate if scale is None else scale
+    if not math.isfinite(scale):  # rate=1e-320: a scale of inf, every quantile inf
+        raise ValueError(f"exponential: rate={rate!r} gives an infinite scale 1 / rate")
     _positive("exponential", scale=scale)
     return chaospy.Exponential(scale, loc)
 

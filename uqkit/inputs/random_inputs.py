@@ -67,10 +67,7 @@ class RandomInputs:
         self.descriptions = dict(descriptions or {})
         given = marginals is not None
         if marginals is None:
-            if self.dim == 1:
-                marginals = [joint]
-            elif isinstance(joint, chaospy.J):
-                marginals = list(joint)
+            marginals = _own_marginals(joint, self.dim, conditional=False)
         self._marginals = None if marginals is None else [
             m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in marginals]
         if given:
@@ -79,18 +76,20 @@ class RandomInputs:
             self._check_bound(name, bound)
 
     def _check_marginals(self):
-        """Refuse ``marginals`` that are not the joint's: too few (an IndexError later), or,
-        for independent inputs, others than the joint's own (summary() described them,
-        with_copula() sampled them: inputs a and b swapped without a word)."""
+        """Refuse ``marginals`` that are not the joint's: too few (an IndexError later), or
+        others than the joint's own where chaospy holds them (a J's members, a copula's J's,
+        a one-input joint itself: summary() described the given ones, with_copula() sampled
+        them: inputs a and b swapped without a word)."""
         if len(self._marginals) != self.dim or not all(
                 isinstance(m, chaospy.Distribution) for m in self._marginals):
             kinds = [type(m).__name__ for m in self._marginals]
             raise ValueError(f"marginals must be {self.dim} chaospy distributions, one per "
                              f"input {self.names} in their order, got {kinds}")
-        if not isinstance(self.joint, chaospy.J) or self.dim == 1:
+        owns = _own_marginals(self.joint, self.dim)
+        if owns is None:
             return
         q = np.array([0.1, 0.5, 0.9])
-        for name, own, given in zip(self.names, self.joint, self._marginals):
+        for name, own, given in zip(self.names, owns, self._marginals):
             try:
                 x = np.asarray(own.inv(q), dtype=float).ravel()
             except chaospy.StochasticallyDependentError:  # a conditional: no marginal of its own
@@ -110,6 +109,10 @@ class RandomInputs:
     def independent(cls, marginals, bounds=None, descriptions=None):
         """Independent inputs from ``name -> distribution spec`` (see
         :func:`parse_distribution`)."""
+        if not isinstance(marginals, dict):
+            raise ValueError(f"marginals must be a dict of name -> distribution spec, e.g. "
+                             f"{{'E': 'normal(210e3, 10e3)'}}, got {type(marginals).__name__} "
+                             f"{marginals!r}")
         if not marginals:
             raise ValueError("at least one input is needed")
         dists = [parse_distribution(spec, name) for name, spec in marginals.items()]
@@ -199,8 +202,12 @@ class RandomInputs:
                                      f"outside its bounds {(lo, hi)}")
 
     def mean(self):
-        """(d,) marginal means (NaN for a marginal that has none: a Student t of df <= 1)."""
-        return np.array([_moment(self.marginal(n), 1) for n in self.names])
+        """(d,) marginal means (NaN for a marginal that has none: a Student t of df <= 1).
+
+        chaospy's first moment, or where its raw moments cannot be the marginal's (``_mean``:
+        a mean outside the support, a negative variance) the quadrature of the quantile
+        function: chaospy gave -10 for a normal(-10, 1e9) cut to [0, 1]."""
+        return np.array([_mean(self.marginal(n)) for n in self.names])
 
     def std(self):
         """(d,) marginal standard deviations (inf for a marginal of infinite variance: a
@@ -208,7 +215,8 @@ class RandomInputs:
 
         ``sqrt(m2 - m1^2)``, or where that cancels the variance of the marginal's
         recurrence (``_std``): ``m2 - m1^2`` alone gave 1.414 for normal(1e8, 1)'s std
-        of 1."""
+        of 1; where neither holds, or chaospy's moments cannot be the marginal's, the
+        quadrature of the quantile function (lognormal(mean=1e8, std=1) had a std of 0)."""
         return np.array([_std(self.marginal(n)) for n in self.names])
 
     def summary(self):
@@ -239,6 +247,21 @@ class RandomInputs:
         return f"RandomInputs(names={self.names}, joint={self.joint})"
 
 
+def _own_marginals(joint, dim, conditional=True):
+    """The marginals chaospy holds for ``joint``: a J's members, those of a copula's J, or the
+    joint itself for one input (one-member Js unwrapped); None for any other joint, and with
+    ``conditional=False`` for a J of conditionals (``J(a, Normal(a, 1))``: its second member
+    is b given a, no marginal; with_copula tied a and b twice, a correlation of 0.71 under
+    R = I, and mean() failed with chaospy's bare AssertionError)."""
+    if isinstance(joint, chaospy.CopulaDistribution):
+        joint = joint._parameters["dist"]  # chaospy's copulas keep their J here
+    if isinstance(joint, chaospy.J):
+        if joint.stochastic_dependent and not conditional:
+            return None
+        return [m[0] if isinstance(m, chaospy.J) and len(m) == 1 else m for m in joint]
+    return [joint] if dim == 1 else None
+
+
 def _short(dist):
     text = re.sub(r"\s+", "", str(dist))
     return re.sub(r"-?\d+\.\d{5,}", lambda m: f"{float(m.group()):.5g}", text)
@@ -265,12 +288,57 @@ def _correlation(matrix, kind, dim):
 
 
 def _moment(dist, order):
-    """The raw moment ``order`` of ``dist``; NaN where it does not exist (chaospy raises)."""
+    """The raw moment ``order`` of ``dist``; NaN where it does not exist (chaospy raises,
+    but for a Student t of df = order it returns a number: 0 for the mean at df = 1)."""
+    df = _studentt_df(dist)
+    if df is not None and order >= df:
+        return float("nan")
     try:
         value = float(dist.mom(order))
     except (ValueError, ZeroDivisionError, FloatingPointError):
         return float("nan")
     return value if np.isfinite(value) else float("nan")
+
+
+def _studentt_df(dist):
+    """The degrees of freedom of a chaospy Student t (None for any other distribution)."""
+    if not isinstance(dist, chaospy.StudentT):
+        return None
+    try:
+        return float(np.ravel(dist._dist._parameters["a"])[0])  # chaospy: df of the inner t
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+
+
+def _plausible(dist, m1, m2):
+    """Whether the raw moments m1, m2 can be ``dist``'s: the mean inside chaospy's support
+    ``[lower, upper]`` and ``m2 - m1^2`` not negative beyond rounding (chaospy's truncated
+    normal of sigma 1e6 on [0, 1] had m2 = -153)."""
+    lower, upper = (float(np.ravel(bound)[0]) for bound in (dist.lower, dist.upper))
+    return lower <= m1 <= upper and m2 - m1 ** 2 >= -16 * np.finfo(float).eps * abs(m2)
+
+
+def _quadrature_moments(dist):
+    """(mean, variance) of ``dist`` by the quadrature of its quantile function over (0, 1)
+    (:func:`uqkit.inputs.polynomials._probability_rule`, graded towards both ends); the
+    variance centred on that mean, so without the cancellation of ``m2 - m1^2``."""
+    from .polynomials import _probability_rule
+
+    u, weights = _probability_rule()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = np.asarray(dist.inv(u), dtype=float).ravel()
+    mean = float(weights @ x)
+    return mean, float(weights @ (x - mean) ** 2)
+
+
+def _mean(dist):
+    """``dist``'s mean: chaospy's first moment, or the quadrature's where chaospy's moments
+    are not :func:`_plausible`; NaN where it does not exist."""
+    m1, m2 = _moment(dist, 1), _moment(dist, 2)
+    if np.isfinite(m1) and np.isfinite(m2) and not _plausible(dist, m1, m2):
+        return _quadrature_moments(dist)[0]
+    return m1
 
 
 def _std(dist):
@@ -279,10 +347,13 @@ def _std(dist):
     chaospy's three-term recurrence (its variance, analytic where chaospy knows it), taken
     only if it agrees with the moments to their rounding: chaospy's recurrence can be wrong
     (``Uniform(0, 1) ** 2``: a mean of 0.020 for 1/3; a truncated normal: the untruncated
-    sigma); inf where the second moment does not exist."""
+    sigma), else the quadrature's (:func:`_quadrature_moments`); inf where the second
+    moment does not exist."""
     m1, m2 = _moment(dist, 1), _moment(dist, 2)
     if not np.isfinite(m2):
         return float("inf")
+    if not _plausible(dist, m1, m2):
+        return float(np.sqrt(_quadrature_moments(dist)[1]))
     variance = max(m2 - m1 ** 2, 0.0)
     if variance >= CANCELLATION * abs(m2):
         return float(np.sqrt(variance))
@@ -297,9 +368,13 @@ def _std(dist):
     # of a truncated normal gives the untruncated sigma (1 for 0.54 on [999, 1001])
     consistent = abs(mean - m1) <= 1e-12 * abs(m1) and \
         abs(m1 ** 2 + recurred - m2) <= 16 * np.finfo(float).eps * abs(m2)
-    if np.isfinite(recurred) and recurred >= 0 and consistent:
+    # and with the quadrature's variance: within m2's rounding, lognormal(mean=1e8, std=1)'s
+    # recurrence gave 0, consistent with moments whose difference was 2 for 1
+    quadrature = _quadrature_moments(dist)[1]
+    if np.isfinite(recurred) and recurred > 0 and consistent and \
+            abs(recurred - quadrature) <= 1e-6 * recurred:
         return float(np.sqrt(recurred))
-    return float(np.sqrt(variance))
+    return float(np.sqrt(quadrature))
 
 
 #: Relative size of ``m2 - m1^2`` to ``m2`` below which :meth:`RandomInputs.std` takes the

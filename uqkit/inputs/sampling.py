@@ -56,7 +56,10 @@ class Samples:
         return self.values.shape[0]
 
     def __array__(self, dtype=None, copy=None):
-        return self.values if dtype is None else self.values.astype(dtype)
+        # NumPy 2 asks for a copy (np.array(samples)) and trusts the answer: the values
+        # themselves came back, and editing the "copy" edited the sample
+        values = self.values if dtype is None else self.values.astype(dtype, copy=False)
+        return values.copy() if copy and values is self.values else values
 
     def __getitem__(self, key):
         if isinstance(key, str):
@@ -92,7 +95,9 @@ def unit_sample(d, n, rule="random", seed=None):
     name = ALIASES.get(str(rule).lower(), str(rule).lower())
     if name not in RULES:
         raise ValueError(f"unknown sampling rule {rule!r}; use one of {RULES}")
-    rng = np.random.default_rng(seed)
+    # (0, 3) and (5, 0) samples came back without a word, 2.5 points a TypeError
+    d, n = check_count(d, "d"), check_count(n, "n")
+    rng = np.random.default_rng(_seed(seed))
     if name == "random":
         u = rng.random((n, d))
     elif name == "lhs":

@@ -141,3 +141,65 @@ def test_only_a_dict_gets_the_from_spec_hint():
     with pytest.raises(ValueError) as info:
         check_inputs(["a"])
     assert str(info.value) == "inputs must be a uqkit.inputs.RandomInputs, got list"
+
+
+def test_swapped_marginals_of_a_copula_or_of_one_input_are_refused():
+    """A Nataf joint of (Normal(100, 10), Uniform(0, 1)) took the marginals given in the
+    other order: mean() said (0.5, 100) and with_copula sampled a load of mean 0.5."""
+    normal, uniform = chaospy.Normal(100, 10), chaospy.Uniform(0, 1)
+    joint = chaospy.Nataf(chaospy.J(normal, uniform), [[1, 0.5], [0.5, 1]])
+    with pytest.raises(ValueError, match=r"input 'load' \(Uniform\(\)\) is not the joint's"):
+        RandomInputs(("load", "frac"), joint, marginals=(uniform, normal))
+    with pytest.raises(ValueError, match=r"input 'a' \(Uniform\(\)\) is not the joint's"):
+        RandomInputs(("a",), normal, marginals=(uniform,))
+    inputs = RandomInputs(("load", "frac"), joint)  # its J's marginals, unasked
+    np.testing.assert_allclose(inputs.mean(), [100, 0.5])
+    np.testing.assert_allclose(inputs.std(), [10, 1 / np.sqrt(12)])
+
+
+def test_a_joint_of_conditionals_has_no_marginals_to_tie_again():
+    """J(a, Normal(a, 1)): its second member is b given a. with_copula(nataf, I) kept a
+    correlation of 0.71 and a nataf at 0.5 gave b a std of 1.73 for sqrt(2); mean() failed
+    with chaospy's bare AssertionError. Now both name what they lack; sampling is as before."""
+    a = chaospy.Normal(0, 1)
+    inputs = RandomInputs(("a", "b"), chaospy.J(a, chaospy.Normal(a, 1)))
+    for call in (inputs.mean, inputs.std, lambda: inputs.with_copula("nataf", np.eye(2))):
+        with pytest.raises(ValueError, match="marginals"):
+            call()
+    v = sample(inputs, 20_000, seed=1).values
+    assert np.corrcoef(v.T)[0, 1] == pytest.approx(1 / np.sqrt(2), abs=0.02)
+
+
+@pytest.mark.parametrize("spec, exact", [
+    # chaospy's raw moments: a std of 0 (m2 - m1^2 = 2 for 1, its recurrence 0); scipy's
+    # lognorm cancels too: the spec's own mean and std
+    ("lognormal(mean=1e8, std=1)", stats.norm(1e8, 1)),
+    # chaospy's m2 = -153 and m1 = 0.50008; then m1 = -10, outside [0, 1]: at these sigmas
+    # the cut normal is uniform on [0, 1] to 1e-11 (scipy's own truncnorm fails here)
+    ("truncnormal(mu=-10, sigma=1e6, lower=0, upper=1)", stats.uniform(0, 1)),
+    ("truncnormal(mu=-10, sigma=1e9, lower=0, upper=1)", stats.uniform(0, 1)),
+    ("truncnormal(mu=1000, sigma=1, lower=999, upper=1001)", stats.truncnorm(-1, 1, 1000, 1)),
+    ("normal(1e8, 1)", stats.norm(1e8, 1)),
+])
+def test_moments_where_chaospys_cancel_or_are_wrong(spec, exact):
+    inputs = RandomInputs.from_spec({"x": spec})
+    assert inputs.mean()[0] == pytest.approx(exact.mean(), rel=1e-12, abs=1e-7)
+    assert inputs.std()[0] == pytest.approx(exact.std(), rel=1e-6)
+
+
+@pytest.mark.parametrize("df, mean", [(0.5, np.nan), (1, np.nan), (1.5, 3.0), (3, 3.0)])
+def test_a_student_t_has_a_mean_only_above_one_degree_of_freedom(df, mean):
+    """chaospy gave the Cauchy (df = 1) a mean: its loc, 3."""
+    got = RandomInputs.from_spec({"t": f"studentt({df}, 3, 2)"}).mean()[0]
+    assert got == pytest.approx(mean, nan_ok=True)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: RandomInputs.independent(["normal(0, 1)"]),
+     r"marginals must be a dict of name -> distribution spec.*got list \['normal\(0, 1\)'\]"),
+    (lambda: RandomInputs.from_spec({"x": "exponential(rate=1e-320)"}),
+     r"exponential: rate=1e-320 gives an infinite scale"),
+])
+def test_bad_specs_are_refused_by_name(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

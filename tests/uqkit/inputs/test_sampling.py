@@ -4,7 +4,7 @@ from scipy import stats
 
 from uqkit.inputs import RandomInputs
 from uqkit.presets import table3
-from uqkit.inputs.sampling import Samples, sample
+from uqkit.inputs.sampling import Samples, sample, unit_sample
 
 
 @pytest.mark.parametrize("rule", ["random", "lhs", "sobol", "halton"])
@@ -247,3 +247,24 @@ def test_chaospys_own_failed_check_is_refused_naming_the_inputs(monkeypatch):
                                          r"\('a', 'b'\) at these points \(AssertionError "
                                          r"\); for a copula, a smaller parameter"):
         inverse_rosenblatt(inputs, np.array([[0.5, 0.5]]))
+
+
+def test_an_array_of_samples_is_a_copy_that_leaves_them_as_they_were():
+    """NumPy 2's np.array(samples) asks for a copy: it got the values themselves."""
+    s = sample(RandomInputs.from_spec({"x": "normal(0, 1)", "y": "uniform(0, 1)"}), 3, seed=0)
+    before = s.values.copy()
+    a = np.array(s)
+    a[0, 0] = 99.0
+    np.testing.assert_array_equal(s.values, before)
+    assert np.asarray(s) is s.values  # no copy asked for: none made
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((3, 0), {}, r"n must be a positive integer, got n=0"),
+    ((0, 5), {}, r"d must be a positive integer, got d=0"),
+    ((3, 2.5), {}, r"n must be a positive integer, got n=2.5"),
+    ((2, 3), {"seed": 1.5}, r"seed must be an integer >= 0, got seed=1.5"),
+])
+def test_unit_sample_refuses_what_sample_refuses(args, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        unit_sample(*args, **kwargs)
