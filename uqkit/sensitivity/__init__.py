@@ -64,10 +64,10 @@ Modules, each importing only those above it::
     surrogate    sobol_indices_surrogate: a fitted surrogate's, with an epistemic band
 
 References:
-    Owen (1997), SIAM J. Numer. Anal. 34: 1884-1910. Sobol' (1993), Math. Model. Comput. Exp. 1: 407-414. Jansen (1999), Comput. Phys. Commun.
-    117: 35-43. Saltelli et al. (2010), Comput. Phys. Commun. 181: 259-270. Sudret (2008),
-    Reliab. Eng. Syst. Saf. 93: 964-979. Mara, Tarantola & Annoni (2015), Environ. Model.
-    Softw. 72: 173-183.
+    Owen (1997), SIAM J. Numer. Anal. 34: 1884-1910. Sobol' (1993), Math. Model. Comput.
+    Exp. 1: 407-414. Jansen (1999), Comput. Phys. Commun. 117: 35-43. Saltelli et al.
+    (2010), Comput. Phys. Commun. 181: 259-270. Sudret (2008), Reliab. Eng. Syst. Saf. 93:
+    964-979. Mara, Tarantola & Annoni (2015), Environ. Model. Softw. 72: 173-183.
 """
 from .api import BOOTSTRAP_DEFAULT, METHODS, sobol_indices
 from .pce import PCE_LOO_WARNING, pce_indices
