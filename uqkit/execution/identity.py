@@ -7,9 +7,10 @@ name and :func:`fingerprint`, a hash of its code (bytecode, followed through wha
 holds and calls), the values it holds, its modules' source and its packages' versions;
 :func:`identity_key` hashes either; :mod:`uqkit.execution.sources` reads the modules' source and
 versions. The values a model holds are hashed by their pickle, the same in every
-process: functions and modules by name, sets in a fixed order, numba dispatchers by their
-Python function, torch tensors by their values (``_value_bytes``); the code moved to
-another directory is the same code.
+process and in an unpickled copy: functions and modules by name, sets in a fixed order,
+numba dispatchers by their Python function, torch tensors, NumPy values and strings by their
+values (:mod:`uqkit.execution.value_bytes`); the code moved to another directory is the
+same code.
 
 Imports: the standard library; numba, torch and the model's own modules only as the model
 brings them.
@@ -17,11 +18,11 @@ brings them.
 import functools
 import hashlib
 import inspect
-import os
 import sys
 import warnings
 
 from .sources import _has_source_file, _is_user_code, _versions, source_digest
+from .value_bytes import _attributes, _is_numba, _value_bytes
 
 __all__ = ["fingerprint", "ARRAY_VALUES", "json_default", "identity_key", "describe_model",
            "user_modules"]
@@ -91,36 +92,6 @@ def _code_parts(obj, top=False):
 def _is_code(v):
     return (inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial)
             or _is_numba(v))
-
-
-def _is_numba(v):
-    """Whether ``v`` is a numba dispatcher (``@njit``): identified by its Python function,
-    not by its pickle, which holds a fresh UUID in every process."""
-    if not type(v).__module__.startswith("numba"):
-        return False
-    try:
-        return inspect.isfunction(getattr(v, "py_func", None))
-    except Exception:  # noqa: BLE001 - an attribute lookup that raises
-        return False
-
-
-def _attributes(obj):
-    """An object's attributes by name: its ``__dict__`` and its ``__slots__`` (what cannot be
-    read counts as absent)."""
-    try:
-        found = getattr(obj, "__dict__", None)
-        out = dict(found) if isinstance(found, dict) else {}
-    except Exception:  # noqa: BLE001 - a __dict__ property that raises
-        out = {}
-    for cls in type(obj).__mro__:
-        slots = vars(cls).get("__slots__", ())
-        for name in ((slots,) if isinstance(slots, str) else slots):
-            try:
-                if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
-                    out[name] = getattr(obj, name)
-            except Exception:  # noqa: BLE001 - an unset or failing slot
-                pass
-    return sorted(out.items(), key=lambda kv: str(kv[0]))
 
 
 def _nested_codes(code):
@@ -336,113 +307,6 @@ def _class_functions(cls):
         elif inspect.isfunction(v):
             out.append(v)
     return out
-
-
-#: Python's recursion limit while a value is pickled for its hash (a mesh of linked nodes
-#: and elements pickles depth first: a 20 x 20 one needs about 3,000 frames).
-PICKLE_RECURSION = 8000
-
-
-def _value_bytes(value):
-    """Bytes that stand for a value a function or model holds, the same in every process: its
-    pickle (``_pickled``: unambiguous, in the order of its dicts, each shared object
-    once), where functions, classes, numba dispatchers and modules stand by their names (a
-    function's code and what it holds are hashed on their own, ``_bytecode``; a user
-    module also by its source), sets by their members in a fixed order (not in the order
-    they iterate in, which follows the process's string hashing) and torch tensors by their
-    values (their pickle holds memory addresses). An object that cannot be pickled (a lock,
-    an open file) by its type and its attributes, one by one.
-
-    Raises:
-        ValueError: the value nests too deep to hash (a long chain of linked objects).
-    """
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, PICKLE_RECURSION))  # a mesh's linked nodes and elements
-    try:
-        return _pickled(value)
-    except RecursionError:
-        raise ValueError(f"cannot identify the model: what it holds nests too deep "
-                         f"({type(value).__qualname__}); give it a describe() method") \
-            from None
-    except Exception:  # noqa: BLE001 - a lock, a file: its parts, one by one
-        kind = type(value)
-        return f"{kind.__module__}.{kind.__qualname__}|object".encode() + b"".join(
-            len(b).to_bytes(8, "little") + b for kv in _attributes(value) for b in (
-                _pickled(kv[0]), _value_bytes(kv[1]) if kv[1] is not value else b"(self)"))
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-def _pickled(value):
-    """``value``'s pickle by ``_pickler_class``."""
-    import io
-
-    out = io.BytesIO()
-    _pickler_class()(out, protocol=4).dump(value)
-    return out.getvalue()
-
-
-@functools.lru_cache(maxsize=None)
-def _pickler_class():
-    """The pickler of ``_value_bytes``: Python's own (its C one passes sets by before
-    it can see them), with stand-ins for what pickles differently in every process or not
-    at all."""
-    import pickle
-    import types
-
-    class Pickler(pickle._Pickler):
-        def reducer_override(self, obj):
-            if obj is _stand_in:
-                return NotImplemented  # pickled by name, as any module-level function
-            if isinstance(obj, (set, frozenset)):
-                members = sorted(_pickled(v) for v in obj)
-                return _stand_in, (type(obj).__name__, members)
-            if isinstance(obj, types.ModuleType):
-                name = obj.__name__
-                source = source_digest([name]) if _is_user_code(name) else None
-                return _stand_in, ("module", name, source or sorted(_versions(name).items()))
-            if _is_numba(obj):
-                obj = obj.py_func
-            if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.isbuiltin(obj):
-                return _stand_in, ("code", getattr(obj, "__module__", None) or "?",
-                                   getattr(obj, "__qualname__", "?"))
-            if _is_random_state(obj) or isinstance(obj, type(os.environ)):
-                # a generator's state moves with every draw; the environment holds the
-                # shell's own variables (PWD, SHLVL...): read what a model needs of it
-                # inside, or name it in a describe()
-                return _stand_in, ("by type", type(obj).__module__,
-                                   type(obj).__qualname__)
-            torch = sys.modules.get("torch")
-            if torch is not None and isinstance(obj, torch.Tensor):
-                data = obj.detach().cpu()
-                raw = data.float() if data.dtype == torch.bfloat16 else data
-                return _stand_in, ("tensor", str(data.dtype), tuple(data.shape),
-                                   raw.contiguous().view(-1).numpy(force=True).tobytes())
-            return NotImplemented
-
-    return Pickler
-
-
-def _is_random_state(obj):
-    """Whether ``obj`` is a random number generator (NumPy's, the standard library's,
-    torch's), whose state moves with every draw: a model that draws from a global one would
-    otherwise be another model after each run. Its seed, where the source sets it, is in the
-    source."""
-    import random
-
-    kinds = [random.Random]
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        kinds += [numpy.random.Generator, numpy.random.RandomState,
-                  numpy.random.BitGenerator, numpy.random.SeedSequence]
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        kinds.append(torch.Generator)
-    return isinstance(obj, tuple(kinds))
-
-
-def _stand_in(*args):  # pragma: no cover - never called: only named in a hash
-    return args
 
 
 def _without_file(code):
