@@ -20,7 +20,7 @@ from ..meanfield.network import MeanFieldMLP
 from ..scaling import Standardizer
 from ..stacked import StackedMLP
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "PREDICTION_SETTINGS", "save", "load"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "PREDICTION_SETTINGS", "plain", "save", "load"]
 
 #: A saved model's ``format``: what the file holds.
 FORMAT = "uqkit-bdl"
@@ -33,12 +33,31 @@ FORMAT_VERSION = 3
 PREDICTION_SETTINGS = ("predict_samples", "predict_batch", "laplace_variance")
 
 
+def plain(value):
+    """``value`` as plain Python data: numpy scalars and arrays, within tuples, lists and
+    dicts too, as Python numbers and lists (a ``weights_only`` load refuses numpy objects).
+
+    >>> plain({"seed": np.int64(3), "prior": (np.float64(2.0),), "s": np.array([0.5])})
+    {'seed': 3, 'prior': (2.0,), 's': [0.5]}
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    return value
+
+
 def save(est, path):
     """Write the fitted estimator ``est`` to ``path`` (the module docstring's format)."""
     engine = est.engine_
     state, sizes = engine.state(), engine.sizes
     config = dict(getattr(est, "fit_config_", None) or est._config())
     config.update({name: getattr(est, name) for name in PREDICTION_SETTINGS})
+    config = plain(config)  # a setting from np.logspace or np.int64 loads as a number
     blob = {"format": FORMAT, "version": FORMAT_VERSION, "estimator": type(est).__name__,
             "config": config,
             "sizes": list(sizes), "state": state,

@@ -145,6 +145,24 @@ def test_a_saved_model_is_the_fitted_one_whatever_set_params_changed(tmp_path, i
     assert np.array_equal(BDL.load(tmp_path / "failed.pt").predict(x[:5]), before)
 
 
+@pytest.mark.parametrize("inference", ["meanfield", "laplace"])
+def test_a_model_with_numpy_settings_saves_and_loads(tmp_path, inference):
+    """Settings from numpy (an EvidenceSearch grid of np.logspace, seed=np.int64(0)) were
+    saved as numpy scalars, which torch.load(weights_only=True) refused (UnpicklingError)."""
+    x = np.linspace(-1, 1, 32)[:, None]
+    y = np.sin(3 * x[:, 0])
+    model = BDL(hidden=np.array([4]), inference=inference, epochs=np.int64(20), max_iter=20,
+                seed=np.int64(0), laplace_prior_scale=np.logspace(-1, 1, 2)[1],
+                noise_prior=(np.float64(2.0), np.float64(1.0)), progress=False).fit(x, y)
+    model.set_params(predict_samples=np.int64(50))
+    model.save(tmp_path / "m.pt")
+    loaded = BDL.load(tmp_path / "m.pt")
+    a = model.predict_distribution(x, seed=11)
+    b = loaded.predict_distribution(x, seed=11)
+    assert np.array_equal(a.mean, b.mean) and np.array_equal(a.total_var, b.total_var)
+    assert (loaded.seed, loaded.predict_samples, loaded.laplace_prior_scale) == (0, 50, 10.0)
+
+
 def test_reproducible_under_seed():
     x = np.linspace(-1, 1, 40)[:, None]
     a = BDL(hidden=(6,), epochs=20, seed=5).fit(x, x[:, 0] ** 3).predict(x)
