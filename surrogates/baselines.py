@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .validation import MultiOutputRegressorMixin, check_finite
 from .prediction import Prediction, check_levels
-from .scaling import Standardizer
+from .scaling import CONSTANT, Standardizer
 
 __all__ = ["PolynomialRegression", "SupportVectorRegression", "NeuralNetwork", "PolynomialChaos",
            "GaussianProcess", "BASELINES"]
@@ -218,7 +218,11 @@ class PolynomialChaos(_Regressor):
         dist = self.distribution
         if dist is None:
             lo, hi = X.min(0), X.max(0)
-            pad = 1e-9 + 0.01 * (hi - lo)
+            # a column constant in the data (to Standardizer's rounding noise) gets a unit
+            # pad: a pad of 1e-9 scaled its polynomials by 1e9 (at 5.01 for 5.0, a
+            # prediction of -1e14), and at 210e9 was lost to rounding (chaospy asserted)
+            flat = hi - lo <= CONSTANT * np.maximum(np.abs(lo), np.abs(hi))
+            pad = np.where(flat, 1.0, 1e-9 + 0.01 * (hi - lo))
             dist = chaospy.J(*[chaospy.Uniform(a - p, b + p) for a, b, p in zip(lo, hi, pad)])
         self.shift_, self.scale_, germ = _standardisation(dist, X)
         self.expansion_ = chaospy.generate_expansion(self.order, chaospy.J(*germ),
@@ -265,8 +269,8 @@ def _standardisation(dist, X):
     d = X.shape[1]
     marginals = [dist] if d == 1 else list(dist) if isinstance(dist, chaospy.J) \
         and not dist.stochastic_dependent else [None] * d
-    shift, scale = X.mean(0), X.std(0)
-    scale = np.where(scale > 0, scale, 1.0)
+    data = Standardizer().fit(X)  # a constant column (to rounding noise) keeps scale 1
+    shift, scale = data.mean_.copy(), data.scale_.copy()
     germ = [chaospy.Normal(0, 1) for _ in range(d)]  # one object each: chaospy reads a
     # repeated object as one variable
     for i, m in enumerate(marginals):

@@ -81,6 +81,27 @@ def test_pce_fits_its_space_for_inputs_far_from_zero_heavy_tails_and_dependence(
     pr = PolynomialRegression(degree=5).fit(X, f(X)).predict(Xt)
     np.testing.assert_allclose(pce, pr, rtol=0, atol=1e-8 * np.abs(pr).max())
 
+@pytest.mark.parametrize("value", [5.0, 0.0, 210e9])
+def test_pce_with_an_input_constant_in_the_data_is_flat_in_it(value):
+    """A constant input carries nothing: the fit is the one without it, and flat in it near
+    its value, as PR's. Its default range was padded by 1e-9, so its polynomials were scaled
+    by 1e9 (at 5.01 for 5.0 a prediction of -1e14 for 0.98); at 210e9 the pad was lost to
+    rounding and chaospy asserted."""
+    from surrogates import PolynomialChaos, PolynomialRegression
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 40)
+    y = np.sin(3 * x)
+    X = np.column_stack([x, np.full(40, value)])
+    pce = PolynomialChaos(3).fit(X, y)
+    alone = PolynomialChaos(3).fit(x[:, None], y).predict(x[:, None])
+    np.testing.assert_allclose(pce.predict(X), alone, rtol=0, atol=1e-10)
+    pr = PolynomialRegression(3).fit(X, y)
+    for step, tol in ((1e-6, 1e-9), (0.01, 1e-3)):  # PCE's Legendre P2 is not flat at 0
+        Xt = np.column_stack([x[:10], np.full(10, value + step)])
+        np.testing.assert_allclose(pce.predict(Xt), pr.predict(Xt), rtol=0, atol=tol)
+
+
 def test_crps_closed_form_matches_monte_carlo():
     rng = np.random.default_rng(1)
     y, m, v = 0.7, 0.2, 0.5 ** 2
