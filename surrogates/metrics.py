@@ -26,6 +26,8 @@ def _finite(name, value):
     failed run's NaN would otherwise count as a miss, or make the metric NaN)."""
     a = np.asarray(value, dtype=float)
     bad = ~np.isfinite(a)
+    if bad.any() and a.ndim == 0:  # a single number, such as one variance for every row
+        raise ValueError(f"{name} must be a finite number, got {float(a)!r}")
     if bad.any():
         first = _first(bad)
         raise ValueError(f"{name} holds {int(bad.sum())} non-finite value(s) of {a.size}, the "

@@ -229,6 +229,11 @@ def test_metrics_refuse_non_finite_values_by_name_and_index():
         M.r2(np.ones((3, 2)), np.array([[1, 1], [np.nan, 1], [1, 1]]))
     with pytest.raises(ValueError, match="var holds"):
         M.gaussian_nll(np.zeros(3), np.zeros(3), np.array([1, np.nan, 1]))
+    # one number for every row: an IndexError looking for its index
+    with pytest.raises(ValueError, match="^var must be a finite number, got nan$"):
+        M.gaussian_nll(np.array([0.0, 1.0]), np.array([0.1, 0.9]), np.nan)
+    with pytest.raises(ValueError, match="^var must be a finite number, got inf$"):
+        M.crps_gaussian(np.array([0.0, 1.0]), np.array([0.1, 0.9]), np.inf)
 
 
 def test_variances_intervals_and_levels_are_checked():
