@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .validation import MultiOutputRegressorMixin, check_finite
+from .validation import MultiOutputRegressorMixin, check_finite, is_int, is_real
 from .prediction import Prediction, check_levels
 from .scaling import CONSTANT, Standardizer
 
@@ -115,10 +115,39 @@ class NeuralNetwork(_Regressor):
         self.lr_step, self.lr_gamma, self.weight_decay = lr_step, lr_gamma, weight_decay
         self.seed, self.standardize = seed, standardize
 
-    def fit(self, X, y):
-        if self.optimizer not in ("adam", "sgd", "lbfgs"):
+    #: The hidden layers' activations it takes (the BDL's).
+    ACTIVATIONS = ("tanh", "relu")
+
+    def _check_settings(self):
+        """Raise a ValueError naming the first bad setting."""
+        if not isinstance(self.optimizer, str) or self.optimizer not in ("adam", "sgd",
+                                                                         "lbfgs"):
             raise ValueError("optimizer must be 'adam', 'sgd' or 'lbfgs', got "
                              f"optimizer={self.optimizer!r}")
+        try:
+            hidden = tuple(self.hidden)
+        except TypeError:
+            raise ValueError(f"hidden must be a sequence of layer widths, got "
+                             f"hidden={self.hidden!r}") from None
+        if not all(is_int(h, 1) for h in hidden):
+            raise ValueError(f"hidden widths must be integers >= 1, got hidden={self.hidden!r}")
+        if not isinstance(self.activation, str) or self.activation not in self.ACTIVATIONS:
+            raise ValueError(f"activation must be one of {self.ACTIVATIONS}, got "
+                             f"activation={self.activation!r}")
+        for name, least in (("epochs", 1), ("batch_size", 1), ("lr_step", 1), ("seed", 0)):
+            v = getattr(self, name)
+            if not is_int(v, least):
+                raise ValueError(f"{name} must be an integer >= {least}, got {name}={v!r}")
+        for name in ("lr", "lr_gamma"):
+            v = getattr(self, name)
+            if not (is_real(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
+        if not (is_real(self.weight_decay) and self.weight_decay >= 0):
+            raise ValueError(f"weight_decay must be a finite number >= 0, got "
+                             f"weight_decay={self.weight_decay!r}")
+
+    def fit(self, X, y):
+        self._check_settings()
         X, y = self._fit_data(X, y)
         self.single_ = y.ndim == 1
         Y = y[:, None] if self.single_ else y
@@ -129,8 +158,8 @@ class NeuralNetwork(_Regressor):
         import torch
         from torch import nn
 
-        gen = torch.Generator().manual_seed(self.seed)
-        torch.manual_seed(self.seed)
+        gen = torch.Generator().manual_seed(int(self.seed))
+        torch.manual_seed(int(self.seed))
         act = {"tanh": nn.Tanh, "relu": nn.ReLU}[self.activation]
         layers, d = [], X.shape[1]
         for h in self.hidden:
@@ -214,8 +243,16 @@ class PolynomialChaos(_Regressor):
     def fit(self, X, y):
         import chaospy
 
+        if not is_int(self.order, 0):
+            raise ValueError(f"order must be an integer >= 0, got order={self.order!r}")
         X, y = self._fit_data(X, y)
         dist = self.distribution
+        if dist is not None and not isinstance(dist, chaospy.Distribution):
+            raise ValueError(f"distribution must be None or a chaospy distribution, got "
+                             f"distribution={dist!r}")
+        if dist is not None and len(dist) != X.shape[1]:
+            raise ValueError(f"distribution={dist!r} has {len(dist)} dimension(s), but X has "
+                             f"{X.shape[1]} column(s): give one per input")
         if dist is None:
             lo, hi = X.min(0), X.max(0)
             # a column constant in the data (to Standardizer's rounding noise) gets a unit

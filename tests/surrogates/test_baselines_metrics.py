@@ -102,6 +102,62 @@ def test_pce_with_an_input_constant_in_the_data_is_flat_in_it(value):
         np.testing.assert_allclose(pce.predict(Xt), pr.predict(Xt), rtol=0, atol=tol)
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    # before: range() arg 3 must not be zero; KeyError; torch's RuntimeError; a constant fit
+    (dict(batch_size=0), r"batch_size must be an integer >= 1, got batch_size=0"),
+    (dict(activation="sigmoid"), r"activation must be one of \('tanh', 'relu'\), got "
+                                 r"activation='sigmoid'"),
+    (dict(seed=None), r"seed must be an integer >= 0, got seed=None"),
+    (dict(hidden=(0,)), r"hidden widths must be integers >= 1, got hidden=\(0,\)"),
+    (dict(hidden=(4.5,)), r"hidden widths must be integers >= 1, got hidden=\(4.5,\)"),
+    (dict(epochs=2.0), r"epochs must be an integer >= 1, got epochs=2.0"),
+    (dict(lr=-1.0), r"lr must be a finite number > 0, got lr=-1.0"),
+    (dict(lr_step=0), r"lr_step must be an integer >= 1, got lr_step=0"),
+    (dict(weight_decay=np.nan), r"weight_decay must be a finite number >= 0, got "
+                                r"weight_decay=nan")])
+def test_network_settings_are_refused_by_name(kwargs, message):
+    from surrogates import NeuralNetwork
+
+    X = np.random.default_rng(0).uniform(size=(20, 2))
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        NeuralNetwork(**{"epochs": 2, **kwargs}).fit(X, X.sum(1))
+
+
+def test_network_settings_from_numpy_are_taken():
+    from surrogates import NeuralNetwork
+
+    X = np.random.default_rng(0).uniform(size=(20, 2))
+    kw = dict(hidden=(3,), epochs=3, batch_size=8, seed=2)
+    a = NeuralNetwork(**kw).fit(X, X.sum(1)).predict(X)
+    b = NeuralNetwork(hidden=(np.int64(3),), epochs=np.int64(3), batch_size=np.int64(8),
+                      seed=np.int64(2)).fit(X, X.sum(1)).predict(X)
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # before: IndexError; a distribution of 1 input for 2 silently ignored; IndexError
+    (dict(order=-1), r"^order must be an integer >= 0, got order=-1$"),
+    (dict(order=2.5), r"^order must be an integer >= 0, got order=2.5$"),
+    (dict(distribution="normal"), r"^distribution must be None or a chaospy distribution, "
+                                  r"got distribution='normal'$"),
+    (dict(distribution=1), r"^distribution=Normal\(mu=0, sigma=1\) has 1 dimension\(s\), "
+                           r"but X has 2 column\(s\)"),
+    (dict(distribution=3), r"^distribution=Iid\(Normal\(mu=0, sigma=1\), 3\) has 3 "
+                           r"dimension\(s\), but X has 2 column\(s\)")])
+def test_pce_settings_are_refused_by_name(kwargs, message):
+    import chaospy
+
+    from surrogates import PolynomialChaos
+
+    if isinstance(kwargs.get("distribution"), int):  # a standard normal of that dimension
+        d = kwargs["distribution"]
+        kwargs = dict(distribution=chaospy.Normal(0, 1) if d == 1
+                      else chaospy.Iid(chaospy.Normal(0, 1), d))
+    X = np.random.default_rng(0).uniform(size=(20, 2))
+    with pytest.raises(ValueError, match=message):
+        PolynomialChaos(**{"order": 2, **kwargs}).fit(X, X.sum(1))
+
+
 def test_crps_closed_form_matches_monte_carlo():
     rng = np.random.default_rng(1)
     y, m, v = 0.7, 0.2, 0.5 ** 2
