@@ -184,7 +184,10 @@ def classification_nll(labels, proba):
 
 
 def expected_calibration_error(labels, proba, bins=10):
-    """ECE: confidence-binned mean ``|accuracy - confidence|``, weighted by bin size."""
+    """ECE: confidence-binned mean ``|accuracy - confidence|``, weighted by bin size, in
+    ``bins`` (an integer >= 1) bins of equal width."""
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ValueError(f"bins must be an integer >= 1, got bins={bins!r}")
     labels, proba = _classes(labels, proba)
     conf = proba.max(1)
     correct = proba.argmax(1) == labels

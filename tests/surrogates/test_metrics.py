@@ -147,6 +147,15 @@ def test_ece_has_ten_bins_by_default():
     assert ten != M.expected_calibration_error(labels, proba, bins=11)
 
 
+@pytest.mark.parametrize("bins", [0, -1, 2.5, None])
+def test_ece_needs_at_least_one_bin(bins):
+    """bins=0 gave an ECE of 0.0 (no bin, no gap) for predictions far from calibrated."""
+    proba = np.array([[0.9, 0.1], [0.8, 0.2]])
+    assert M.expected_calibration_error([1, 1], proba, bins=1) == pytest.approx(0.85)
+    with pytest.raises(ValueError, match=f"^bins must be an integer >= 1, got bins={bins}$"):
+        M.expected_calibration_error([1, 1], proba, bins=bins)
+
+
 def test_a_true_class_of_probability_zero_costs_the_clipped_27_6_nats():
     proba = np.array([[1.0, 0.0], [0.5, 0.5]])
     assert M.classification_nll([1, 0], proba) == pytest.approx(
