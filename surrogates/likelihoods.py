@@ -1,6 +1,7 @@
 """Likelihoods: Gaussian regression with a learned homoscedastic noise precision per output,
 and categorical classification."""
 import math
+import numbers
 
 import torch
 from torch import nn
@@ -9,6 +10,12 @@ __all__ = ["LOG_2PI", "GaussianLikelihood", "CategoricalLikelihood"]
 
 #: log(2 pi), the Gaussian density's constant.
 LOG_2PI = math.log(2.0 * math.pi)
+
+
+def _finite_positive(v):
+    """True for a finite real number > 0 (not a bool)."""
+    return (not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+            and v > 0)
 
 
 class GaussianLikelihood(nn.Module):
@@ -26,18 +33,19 @@ class GaussianLikelihood(nn.Module):
 
     def __init__(self, n_outputs, init_std=0.1, learn=True, gamma_prior=None):
         super().__init__()
-        if not init_std > 0:
-            raise ValueError(f"init_std must be > 0, got init_std={init_std!r}")
+        if not _finite_positive(init_std):
+            raise ValueError(f"init_std must be a finite number > 0, got init_std={init_std!r}")
         log_tau = torch.full((n_outputs,), -2.0 * math.log(init_std))
         if learn:
             self.log_tau = nn.Parameter(log_tau)
         else:
             self.register_buffer("log_tau", log_tau)
         if gamma_prior is not None:
-            a, b = map(float, gamma_prior)
-            if not (a > 0 and b > 0):
-                raise ValueError(f"gamma_prior needs shape and rate > 0, got {gamma_prior!r}")
-            gamma_prior = (a, b)
+            # an infinite shape or rate made the log density NaN
+            if not (len(gamma_prior) == 2 and all(map(_finite_positive, gamma_prior))):
+                raise ValueError(f"gamma_prior needs shape and rate > 0 and finite, got "
+                                 f"gamma_prior={gamma_prior!r}")
+            gamma_prior = tuple(map(float, gamma_prior))
         self.gamma_prior = gamma_prior
         self.learn = learn
 

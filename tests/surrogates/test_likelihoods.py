@@ -29,8 +29,10 @@ def test_the_initial_noise_and_what_is_learned():
     fixed = GaussianLikelihood(3, init_std=0.2, learn=False)
     assert not isinstance(fixed.log_tau, torch.nn.Parameter)
     assert "log_tau" in dict(fixed.named_buffers()) and not fixed.learn
-    with pytest.raises(ValueError, match=r"init_std must be > 0, got init_std=0"):
-        GaussianLikelihood(1, init_std=0)
+    for bad in (0, float("inf"), float("nan")):  # inf: a noise precision of 0
+        with pytest.raises(ValueError, match=rf"^init_std must be a finite number > 0, got "
+                                             rf"init_std={bad}$"):
+            GaussianLikelihood(1, init_std=bad)
 
 
 def test_the_gamma_hyperprior_is_scipys_density_of_the_precision():
@@ -43,8 +45,10 @@ def test_the_gamma_hyperprior_is_scipys_density_of_the_precision():
     assert float(GaussianLikelihood(2).log_hyperprior()) == 0.0
     GaussianLikelihood(1, gamma_prior=(0.5, 0.1))  # a shape below 1 is a valid Gamma
     assert torch.allclose(GaussianLikelihood(1).noise_variance(), torch.tensor([0.01]))
-    for bad in ((0.0, 1.0), (1.0, -2.0), (1.0, 0.0)):
-        with pytest.raises(ValueError, match=r"gamma_prior needs shape and rate > 0"):
+    # an infinite shape or rate made the log density NaN
+    for bad in ((0.0, 1.0), (1.0, -2.0), (1.0, 0.0), (2, math.inf), (math.inf, 1), (1, 2, 3)):
+        with pytest.raises(ValueError, match=r"gamma_prior needs shape and rate > 0 and "
+                                             r"finite, got gamma_prior=\("):
             GaussianLikelihood(1, gamma_prior=bad)
 
 
