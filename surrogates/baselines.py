@@ -159,13 +159,16 @@ class NeuralNetwork(_Regressor):
         from torch import nn
 
         gen = torch.Generator().manual_seed(int(self.seed))
-        torch.manual_seed(int(self.seed))
         act = {"tanh": nn.Tanh, "relu": nn.ReLU}[self.activation]
         layers, d = [], X.shape[1]
-        for h in self.hidden:
-            layers += [nn.Linear(d, h), act()]
-            d = h
-        layers.append(nn.Linear(d, T.shape[1]))
+        # the weights are drawn from torch's global generator, seeded here: forked, so that
+        # the caller's stream of torch.rand goes on as if no network had been fitted
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(self.seed))
+            for h in self.hidden:
+                layers += [nn.Linear(d, h), act()]
+                d = h
+            layers.append(nn.Linear(d, T.shape[1]))
         self.net_ = nn.Sequential(*layers)
         if self.optimizer == "lbfgs":
             return self._fit_lbfgs(Z, T)

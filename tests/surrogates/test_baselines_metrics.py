@@ -134,6 +134,25 @@ def test_network_settings_from_numpy_are_taken():
     assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("optimizer", ["adam", "lbfgs"])
+def test_a_network_fit_leaves_the_callers_torch_stream_alone(optimizer):
+    """fit seeded torch's global generator, so the caller's torch.rand after a fit repeated
+    the numbers of manual_seed(seed) instead of going on; the fit itself is unchanged by
+    the fork (the same seed gives the same network whatever the global state)."""
+    import torch
+
+    from surrogates import NeuralNetwork
+
+    X = np.random.default_rng(0).uniform(size=(20, 2))
+    torch.manual_seed(123)
+    expected = torch.rand(5)
+    torch.manual_seed(123)
+    first = NeuralNetwork(hidden=(3,), epochs=3, optimizer=optimizer).fit(X, X.sum(1))
+    assert torch.equal(torch.rand(5), expected)
+    second = NeuralNetwork(hidden=(3,), epochs=3, optimizer=optimizer).fit(X, X.sum(1))
+    assert np.array_equal(first.predict(X), second.predict(X))
+
+
 @pytest.mark.parametrize("kwargs, message", [
     # before: IndexError; a distribution of 1 input for 2 silently ignored; IndexError
     (dict(order=-1), r"^order must be an integer >= 0, got order=-1$"),
