@@ -153,14 +153,14 @@ def load_config(path):
         n = sobol["n"]
         if not isinstance(n, int) or isinstance(n, bool) or n < 2 or n & (n - 1):
             raise ConfigError(f"{where}: [sobol] n must be a power of 2, got {n!r}")
-        from ..sensitivity.pick_freeze import _check_intervals, check_replicates
+        from ..sensitivity.pick_freeze import _check_intervals, _check_replicates
         from ..validation import check_seed
 
         try:  # now, not once the main study has run
             if sobol["replicates"] is None:
                 _check_intervals(sobol["bootstrap"], 0.95)
             else:
-                check_replicates(sobol["replicates"], n)
+                _check_replicates(sobol["replicates"], n)
             check_seed(sobol["seed"])
         except ValueError as exc:
             raise ConfigError(f"{where}: [sobol] {exc}") from None

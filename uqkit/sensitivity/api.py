@@ -10,7 +10,7 @@ from ..inputs.transforms import unit_to_x
 from ..validation import check_int, check_seed
 from .pce import pce_indices
 from .pick_freeze import (_check_intervals, _saltelli_replicates, _saltelli_with_ci,
-                          _sobol_design, check_replicates, pick_freeze_design,
+                          _sobol_design, _check_replicates, pick_freeze_design,
                           replicate_designs)
 from .result import _check_outputs, _result, _warn_inconsistent
 
@@ -94,7 +94,7 @@ def sobol_indices(model, inputs, n=2 ** 12, seed=0, bootstrap=None, level=0.95,
         bootstrap = BOOTSTRAP_DEFAULT
     n, bootstrap, level = _check_common(n, seed, bootstrap, level, inputs)
     if replicates is not None:
-        replicates = check_replicates(replicates, n)
+        replicates = _check_replicates(replicates, n)
     if order is not None and method != "pce":
         raise ValueError(f"order={order!r} is the degree of a PCE: it takes method='pce' "
                          f"(method={method!r} has no order)")

@@ -121,7 +121,7 @@ def _saltelli_with_ci(Y, d, n, bootstrap, level, rng):
 REPLICATE_MIN_N = 16
 
 
-def check_replicates(replicates, n):
+def _check_replicates(replicates, n):
     """``replicates``, checked: an integer R >= 2 that splits n into R replicate designs of
     a power of two of at least :data:`REPLICATE_MIN_N` base rows each."""
     replicates = check_int(replicates, "replicates", 2)
