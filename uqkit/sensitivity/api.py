@@ -10,7 +10,7 @@ from ..inputs.transforms import unit_to_x
 from ..validation import check_int, check_seed
 from .pce import pce_indices
 from .pick_freeze import (_check_intervals, _saltelli_replicates, _saltelli_with_ci,
-                          _sobol_design, _check_replicates, pick_freeze_design,
+                          _check_replicates, _sobol_design, pick_freeze_design,
                           replicate_designs)
 from .result import _check_outputs, _result, _warn_inconsistent
 
