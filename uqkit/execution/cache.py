@@ -56,6 +56,11 @@ def write_json(path, obj, finite=False):
     atomic_write(path, lambda fh: fh.write(body))
 
 
+def _text(obj):
+    """``obj`` (JSON types) as canonical JSON text, NaN written as NaN."""
+    return json.dumps(obj, sort_keys=True)
+
+
 def settings_key(settings):
     """A short stable name for a JSON-friendly settings dict (12 hex digits of its SHA-256).
 
@@ -78,15 +83,17 @@ class ResultCache:
         no suffix, a directory of its own."""
         return os.path.join(self.directory, f"{name}-{settings_key(settings)}{suffix}")
 
-    def load(self, name, settings):
-        """The stored result, or None if there is none for these settings."""
+    def load(self, name, settings, default=None):
+        """The stored result, or ``default`` if there is none for these settings (a result
+        may be None itself: pass another ``default`` to tell the two apart)."""
         path = self.path(name, settings, ".json")
         if not os.path.exists(path):
-            return None
+            return default
         with open(path) as fh:
             entry = json.load(fh)
-        if entry.get("settings") != jsonable(settings):  # a hash collision, in theory
-            return None
+        # by their JSON text, as the key is made: NaN != NaN, so == never matched a NaN
+        if _text(entry.get("settings")) != _text(jsonable(settings)):  # a hash collision
+            return default
         return entry["result"]
 
     def discard(self, name, settings):
@@ -166,6 +173,11 @@ class TaskOrder:
         return len(self._names) - len(self._taken)
 
 
+#: What :meth:`ResultCache.load` gives :func:`cached_map` for an entry it lacks (a task's
+#: result may be None: a task that only writes a file).
+_MISSING = object()
+
+
 def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks", on_result=None,
                after=None):
     """Compute ``fn(payload)`` for every task whose result ``cache`` lacks.
@@ -205,8 +217,8 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks", on_resu
     TaskOrder(tasks, after)  # no cycle, whatever is stored
     results, todo = {}, {}
     report = on_result or (lambda name, result: None)
-    stored = {name: cache.load(name, settings) for name, (settings, _) in tasks.items()}
-    missing = {name for name, result in stored.items() if result is None}
+    stored = {name: cache.load(name, settings, _MISSING) for name, (settings, _) in tasks.items()}
+    missing = {name for name, result in stored.items() if result is _MISSING}
     for name, (settings, payload) in tasks.items():
         if name in missing or _prerequisites(name, after) & missing:
             todo[name] = (settings, payload)

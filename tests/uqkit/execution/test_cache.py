@@ -245,3 +245,31 @@ def test_after_must_name_tasks_of_the_map(tmp_path):
     cached_map(square, both, cache, progress=False)
     with pytest.raises(ValueError, match="a -> b -> a"):
         cached_map(square, both, cache, progress=False, after={"a": "b", "b": "a"})
+
+
+def writes_a_file(x):
+    return None if x == "file" else {"y": x}
+
+
+def test_a_stored_none_is_a_result_and_its_dependents_stay_stored(tmp_path):
+    # a task whose result is None (it only writes a file) was taken for a missing entry:
+    # it, and every task after it, ran again on every rerun
+    cache = ResultCache(tmp_path)
+    tasks = {"a": ({"k": 1}, "file"), "b": ({"k": 2}, 2)}
+    first = cached_map(writes_a_file, tasks, cache, workers=1, progress=False, after={"b": "a"})
+    assert first == ({"a": None, "b": {"y": 2}}, 2)
+    again = cached_map(writes_a_file, tasks, cache, workers=1, progress=False, after={"b": "a"})
+    assert again == ({"a": None, "b": {"y": 2}}, 0)
+    assert cache.load("a", {"k": 1}, "none") is None
+    assert cache.load("c", {"k": 1}, "none") == "none" and cache.load("c", {"k": 1}) is None
+
+
+def test_settings_holding_nan_find_their_entry(tmp_path):
+    # NaN != NaN: the comparison that guards against a hash collision never matched it
+    cache = ResultCache(tmp_path)
+    cache.save("fit", {"tol": float("nan"), "w": [1.0, float("inf")]}, 1.0)
+    assert cache.load("fit", {"tol": float("nan"), "w": [1.0, float("inf")]}) == 1.0
+    assert cache.load("fit", {"tol": 0.1, "w": [1.0, float("inf")]}) is None
+    tasks = {"t": ({"tol": float("nan")}, 3)}
+    assert cached_map(square, tasks, cache, progress=False)[1] == 1
+    assert cached_map(square, tasks, cache, progress=False) == ({"t": {"y": 9}}, 0)
