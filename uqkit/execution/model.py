@@ -109,11 +109,13 @@ class ModelOutput:
         return 3
 
 
-def stack_values(blocks, statuses, what="chunks"):
+def stack_values(blocks, statuses, what="chunks", width=None):
     """Stack (m_i, k_i) output blocks into one (sum m_i, k) array.
 
     Every row that succeeded must have the same width k; a block whose rows all failed may be
-    narrower (a row that raised has no outputs at all) and is padded with NaN.
+    narrower (a row that raised has no outputs at all) and is padded with NaN. Where no row
+    succeeded, k is ``width`` (the model's number of output names) if given, else the widest
+    block's.
 
     Raises:
         ValueError: successful rows disagree on the number of outputs.
@@ -123,7 +125,7 @@ def stack_values(blocks, statuses, what="chunks"):
         raise ValueError(f"the model returned different numbers of outputs for successful "
                          f"{what}: {sorted(widths)}; a model must return the same outputs for "
                          "every row")
-    k = widths.pop() if widths else max(b.shape[1] for b in blocks)
+    k = widths.pop() if widths else width or max(b.shape[1] for b in blocks)
     return np.concatenate([b if b.shape[1] == k else np.full((len(b), k), np.nan)
                            for b in blocks])
 
@@ -303,9 +305,10 @@ def evaluate(model, X, context=None):
                                                  names), 1, k))
         except Exception as exc:  # noqa: BLE001 - recorded as the row's reason
             first_traceback = first_traceback or traceback.format_exc()
-            rows.append(ModelOutput(np.full((1, 0), np.nan), np.array([RAISED]),
+            # no outputs, as many as the model names (a batch of such rows has its columns)
+            rows.append(ModelOutput(np.full((1, k or 0), np.nan), np.array([RAISED]),
                                     np.array([f"raised {type(exc).__name__}: {exc}"])))
-    values = stack_values([r.values for r in rows], [r.status for r in rows], "rows")
+    values = stack_values([r.values for r in rows], [r.status for r in rows], "rows", k)
     return ModelOutput(values, np.concatenate([r.status for r in rows]),
                        np.concatenate([r.reasons for r in rows]), batch_error=batch_error,
                        rows_rerun=len(X), seconds=time.perf_counter() - t0,

@@ -396,9 +396,10 @@ class _Run:
                         "rows were run one by one", sum(self.batch_errors.values()), first,
                         self.rows_rerun)
         parts = self.parts
+        width = len(getattr(self.model, "output_names", None) or ()) or None
         return PropagationResult(
             inputs=samples, outputs=stack_values([p.values for p in parts],
-                                                 [p.status for p in parts]),
+                                                 [p.status for p in parts], width=width),
             status=np.concatenate([p.status for p in parts]),
             reasons=np.concatenate([p.reasons for p in parts]), computed=self.computed,
             loaded=n - self.computed - self.kept, kept=self.kept,

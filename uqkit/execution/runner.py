@@ -70,6 +70,8 @@ class ModelRunner:
         self.progress, self.failed_value = progress, failed_value
         self.refuse_boolean = refuse_boolean
         self.runs = self.computed = self.calls = self.failed = self.succeeded = 0
+        # outputs per row: the model's output names, else its first successful batch's
+        self._width = len(getattr(model, "output_names", None) or ()) or None
         self._cm = self._ex = self._key = None
 
     def __enter__(self):
@@ -131,9 +133,14 @@ class ModelRunner:
         self.runs += len(X)
         self.succeeded += int(res.ok.sum())
         self.computed += res.computed
+        outputs = res.outputs
+        if res.ok.any():
+            self._width = self._width or outputs.shape[1]
+        elif self._width and outputs.shape[1] != self._width:  # rows that raised have no outputs
+            outputs = np.full((len(X), self._width), np.nan)
         if res.n_failed and self.failed_value is not None:
             self.failed += res.n_failed
-            return np.where(res.ok[:, None], res.outputs, self.failed_value)
+            return np.where(res.ok[:, None], outputs, self.failed_value)
         if res.n_failed:
             bad = np.flatnonzero(~res.ok)
             first = dict(zip(self.inputs.names, X[bad[0]].tolist()))

@@ -309,7 +309,8 @@ def load_dataset(directory):
 
     parts.sort(key=lambda p: int(p["start"]))
     return {"inputs": np.concatenate([p["inputs"] for p in parts]),
-            "outputs": stack_values([p["outputs"] for p in parts], [p["status"] for p in parts]),
+            "outputs": stack_values([p["outputs"] for p in parts], [p["status"] for p in parts],
+                                    width=len(names["output_names"]) or None),
             "status": np.concatenate([p["status"] for p in parts]),
             "reasons": np.concatenate([p["reasons"] for p in parts]),
             "rows": np.concatenate([int(p["start"]) + np.arange(len(p["status"]))

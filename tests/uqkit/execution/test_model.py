@@ -308,3 +308,17 @@ def test_a_nullable_column_with_na_fails_its_row_not_the_batch():
     out = evaluate(Nullable(), np.array([[1.0], [2.0], [3.0]]))
     assert out.rows_rerun == 0 and out.status.tolist() == [0, RAISED, 0]
     assert out.reasons[1] == "non-finite output" and not out.boolean
+
+
+def test_a_batch_whose_every_row_raised_has_the_columns_of_the_output_names():
+    """A row that raised has no outputs; where the model names k outputs its rows are k
+    NaN, so that a batch of such rows still stacks with others (it had 0 columns)."""
+    def model(X):
+        raise ValueError(f"solver diverged at a={X[0, 0]:.3f}")
+
+    model.output_names = ("margin", "drift")
+    out = evaluate(model, np.arange(6.0).reshape(3, 2))
+    assert out.values.shape == (3, 2) and np.isnan(out.values).all()
+    assert out.status.tolist() == [RAISED] * 3 and out.rows_rerun == 3
+    assert out.reasons[2] == "raised ValueError: solver diverged at a=4.000"
+    assert stack_values([np.zeros((1, 0))], [np.ones(1)], width=3).shape == (1, 3)

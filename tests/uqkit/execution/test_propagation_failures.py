@@ -665,7 +665,7 @@ def test_export_when_no_run_has_outputs(tmp_path):
     import csv
 
     res = propagate(NoOutputs(), np.arange(5.0)[:, None], executor="serial", progress=False)
-    assert res.outputs.shape == (5, 0)
+    assert res.outputs.shape == (5, 2) and np.isnan(res.outputs).all()  # one per name
     res.to_csv(tmp_path / "r.csv")
     rows = list(csv.reader(open(tmp_path / "r.csv")))
     assert rows[0] == ["x0", "a", "b", "status", "reason"]

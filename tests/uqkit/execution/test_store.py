@@ -266,3 +266,12 @@ def test_a_store_path_that_is_a_file_or_empty_is_refused(tmp_path):
         StudyStore(tmp_path / "f", {"a": 1})
     with pytest.raises(StoreMismatchError, match="needs a directory; got an empty path"):
         StudyStore("", {"a": 1})
+
+
+def test_load_dataset_gives_failed_chunks_the_columns_of_the_output_names(tmp_path):
+    """A chunk whose every row raised has no outputs (0 columns, as earlier versions saved
+    it); the dataset has a column per output name all the same."""
+    with StudyStore(tmp_path, {"n": 2}, metadata={"output_names": ["u", "v"]}) as store:
+        store.save(0, 0, np.zeros((2, 1)), np.zeros((2, 0)), [-2, -2], ["raised", "raised"])
+    outputs = load_dataset(tmp_path)["outputs"]
+    assert outputs.shape == (2, 2) and np.isnan(outputs).all()
