@@ -130,11 +130,16 @@ def take(folder, row, x, k, invocation=""):
             kept = json.load(fh)
     except (OSError, ValueError):
         return None, False
-    if not isinstance(kept, dict) or kept.get("inputs") != np.asarray(x, float).tolist():
+    if not isinstance(kept, dict):
         return None, False
     try:
+        inputs = np.asarray(kept.get("inputs"), dtype=float)
         outputs = np.asarray(kept.get("outputs"), dtype=float)
     except (TypeError, ValueError):
+        return None, False
+    x = np.asarray(x, float)
+    # bit for bit (JSON keeps a float's repr), a NaN input the same input (NaN != NaN)
+    if inputs.shape != x.shape or not np.array_equal(inputs, x, equal_nan=True):
         return None, False
     shape_ok = outputs.ndim == 1 and len(outputs) > 0 and (k is None or len(outputs) == k)
     if not (shape_ok and np.isfinite(outputs).all()):

@@ -312,7 +312,9 @@ class _Run:
             data = st.load(i)
             X, stored = self.X[self.rows(i)], data["inputs"]
             m = min(len(X), len(stored))
-            if int(data["start"]) != self.starts[i] or not np.array_equal(stored[:m], X[:m]):
+            # a NaN input is the same input (a sample may hold one for the model to handle)
+            if int(data["start"]) != self.starts[i] or \
+                    not np.array_equal(stored[:m], X[:m], equal_nan=True):
                 before, now = st.stored_metadata.get("samples"), st.metadata.get("samples")
                 what = describe_differences(before, now) if isinstance(before, dict) and \
                     isinstance(now, dict) and before != now else ""

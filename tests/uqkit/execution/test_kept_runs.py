@@ -101,3 +101,15 @@ def test_a_folder_removed_between_mkdirs_checks_is_made_again(tmp_path, monkeypa
         warnings.simplefilter("error")
         kept_runs.keep(folder, 3, np.ones(2), np.array([4.0]))
     assert raced and kept_runs.recall(folder, 3, np.ones(2), 1).tolist() == [4.0]
+
+
+def test_an_answer_kept_for_inputs_holding_nan_is_taken_back(tmp_path):
+    """A NaN input is the same input (NaN != NaN made its run be made again); any other
+    value, or another number of inputs, is not."""
+    folder = kept_runs.kept_folder(tmp_path)
+    x = np.array([0.5, np.nan])
+    kept_runs.keep(folder, 4, x, np.array([2.0]))
+    assert kept_runs.recall(folder, 4, x.copy(), 1).tolist() == [2.0]
+    assert kept_runs.recall(folder, 4, np.array([0.5, 1.0]), 1) is None
+    assert kept_runs.recall(folder, 4, np.array([0.5, np.nan, 1.0]), 1) is None
+    assert kept_runs.recall(folder, 4, np.array([0.5]), 1) is None

@@ -128,3 +128,25 @@ def test_a_model_naming_one_output_twice_is_refused_before_any_run():
     model.output_names = ("y", "y")
     with pytest.raises(ValueError, match=r"output names \['y'\] appear more than once"):
         propagate(model, np.ones((2, 3)), executor="serial", progress=False)
+
+
+def test_a_sample_holding_nan_resumes_from_its_store(tmp_path):
+    """NaN != NaN: a stored chunk with a NaN input was "other inputs" on every rerun, and the
+    store could never be resumed. A different value is still refused."""
+    X = np.arange(40.0).reshape(20, 2)
+    X[3, 1] = np.nan
+
+    def model(X):
+        return np.nan_to_num(X).sum(1)
+
+    first = propagate(model, X, executor="serial", store=tmp_path / "s", chunk_size=10,
+                      progress=False)
+    again = propagate(model, X, executor="serial", store=tmp_path / "s", chunk_size=10,
+                      progress=False)
+    assert (first.computed, again.loaded, again.computed) == (20, 20, 0)
+    np.testing.assert_array_equal(again.outputs, first.outputs)
+    other = X.copy()
+    other[3, 1] = 7.0
+    with pytest.raises(ValueError, match="chunk 0 .* holds other inputs"):
+        propagate(model, other, executor="serial", store=tmp_path / "s", chunk_size=10,
+                  progress=False)
