@@ -266,7 +266,7 @@ def _transposed(model, X, context, raw):
         return False
     try:
         one = call_model(model, X[:1], None if context is None else context[0])
-    except Exception:  # noqa: BLE001 - no evidence either way; the batch's rows stand
+    except (Exception, SystemExit):  # noqa: BLE001 - no evidence either way; the rows stand
         return False
     return np.shape(plain(one)) == (n, 1)
 
@@ -275,10 +275,10 @@ def evaluate(model, X, context=None):
     """Run ``model`` on the rows X (with ``context``, a :class:`RunContext`, for a model that
     takes one).
 
-    If the call on the whole batch raises, the rows are run one by one, so that one bad row is
-    recorded with its reason and the others still count. That fallback is never silent: the
-    result carries the exception (``batch_error``) and the number of rows re-run, which
-    :func:`uqkit.propagate` logs and counts in its summary.
+    If the call on the whole batch raises (or calls ``sys.exit()``), the rows are run one by
+    one, so that one bad row is recorded with its reason and the others still count. That
+    fallback is never silent: the result carries the exception (``batch_error``) and the
+    number of rows re-run, which :func:`uqkit.propagate` logs and counts in its summary.
     """
     X = np.array(X, dtype=float)  # a copy: a model that writes into X leaves the sample be
     names = tuple(getattr(model, "output_names", None) or ())
@@ -293,7 +293,9 @@ def evaluate(model, X, context=None):
                              "one row per run: np.column_stack([y1, y2, ...])")
         out.seconds = time.perf_counter() - t0
         return out
-    except Exception as exc:  # noqa: BLE001 - isolated below, row by row
+    # sys.exit() in a model (a solver's wrapper giving up) is a failure of its rows, as in
+    # PerRunModel, not the end of the study; a Ctrl-C (KeyboardInterrupt) still stops it
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolated below, row by row
         batch_error = f"{type(exc).__name__}: {exc}"
     import traceback
 
@@ -303,7 +305,7 @@ def evaluate(model, X, context=None):
             row_context = None if context is None else context[i]
             rows.append(normalise_output(by_name(call_model(model, x[None, :], row_context),
                                                  names), 1, k))
-        except Exception as exc:  # noqa: BLE001 - recorded as the row's reason
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - recorded as the row's reason
             first_traceback = first_traceback or traceback.format_exc()
             # no outputs, as many as the model names (a batch of such rows has its columns)
             rows.append(ModelOutput(np.full((1, k or 0), np.nan), np.array([RAISED]),

@@ -150,3 +150,24 @@ def test_a_sample_holding_nan_resumes_from_its_store(tmp_path):
     with pytest.raises(ValueError, match="chunk 0 .* holds other inputs"):
         propagate(model, other, executor="serial", store=tmp_path / "s", chunk_size=10,
                   progress=False)
+
+
+def gives_up_at_six(X):
+    """A solver's wrapper that calls sys.exit() for one input (a = 6)."""
+    import sys
+
+    if (X[:, 0] == 6).any():
+        sys.exit("solver wrapper gave up")
+    return X.sum(1)
+
+
+@pytest.mark.parametrize("executor", ["serial", "local"])
+def test_sys_exit_in_a_vectorised_model_fails_its_row_not_the_study(tmp_path, executor):
+    """SystemExit is no Exception: it ended the whole study (a pool's too), where a
+    PerRunModel's run that calls it fails alone."""
+    X = np.arange(40.0).reshape(20, 2)
+    res = propagate(gives_up_at_six, X, executor=executor, workers=2, chunk_size=10,
+                    store=tmp_path / "s", progress=False)
+    assert np.flatnonzero(res.status).tolist() == [3] and res.rows_rerun == 10
+    assert res.reasons[3] == "raised SystemExit: solver wrapper gave up"
+    np.testing.assert_array_equal(np.delete(res.outputs[:, 0], 3), np.delete(X.sum(1), 3))
