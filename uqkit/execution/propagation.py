@@ -289,6 +289,7 @@ class _Run:
         # this propagation's token: the answers its own calls keep are not an earlier run's
         self.invocation = uuid.uuid4().hex
         self.held = []  # finished chunks not saved yet (see _finish)
+        self.stored = {}  # chunk -> its rows of this sample in the store
         # the one error that every row computed so far raised; False once a row did not
         self.systematic = None
         self.width = None  # the number of outputs of the first successful runs
@@ -323,6 +324,7 @@ class _Run:
                     f"chunk {i} (rows {self.starts[i]}-{self.starts[i] + len(X) - 1}) in "
                     f"{self.store!r} holds other inputs than this run: the store was made with "
                     f"other samples ({what}); use another store or the same samples")
+            self.stored[i] = m
             seconds = float(data["seconds"]) * m / len(stored) if "seconds" in data else 0.0
             part = ModelOutput(data["outputs"][:m], data["status"][:m], data["reasons"][:m],
                                seconds=seconds)
@@ -385,10 +387,7 @@ class _Run:
                         self._run(ex)
         except KeyboardInterrupt:
             self._flush()
-            saved = sum(len(self.parts[i].status) for i in range(len(self.parts))
-                        if self.parts[i] is not None and i not in self.held)
-            raise PropagationInterrupted(saved if self.st is not None else 0, n,
-                                         self.store) from None
+            raise PropagationInterrupted(sum(self.stored.values()), n, self.store) from None
         finally:
             if self.bar is not None:
                 self.bar.close()
@@ -453,7 +452,7 @@ class _Run:
             return self._value(fut.result())
         except Exception as exc:  # evaluate() catches the model's own exceptions
             self._flush()
-            saved = sum(len(p.status) for p in self.parts if p is not None)
+            saved = sum(self.stored.values())  # not the chunks held back, nor unrun rows
             where = f"; {saved} finished runs are saved in {self.store}" if self.st else ""
             raise PropagationError(
                 f"the infrastructure failed, not the model: {type(exc).__name__}: {exc}{where}. "
@@ -533,6 +532,7 @@ class _Run:
                 out = self.parts[j]
                 self.st.save(j, self.starts[j], self.X[self.rows(j)], out.values, out.status,
                              out.reasons, _chunk_seconds(out))
+                self.stored[j] = len(out.status)
                 self.rows_saved(np.arange(self.starts[j],
                                           self.starts[j] + len(self.X[self.rows(j)])))
         self.held = []

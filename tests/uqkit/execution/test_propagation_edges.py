@@ -2,6 +2,7 @@
 refused by a store, array predictions of a surrogate, failed rows and their reasons."""
 import functools
 import os
+from concurrent.futures import Executor
 
 import numpy as np
 import pytest
@@ -171,3 +172,73 @@ def test_sys_exit_in_a_vectorised_model_fails_its_row_not_the_study(tmp_path, ex
     assert np.flatnonzero(res.status).tolist() == [3] and res.rows_rerun == 10
     assert res.reasons[3] == "raised SystemExit: solver wrapper gave up"
     np.testing.assert_array_equal(np.delete(res.outputs[:, 0], 3), np.delete(X.sum(1), 3))
+
+
+def _sum(X):
+    return X.sum(1)
+
+
+def test_an_interrupt_counts_the_rows_in_the_store_not_a_stored_chunk_s_new_rows(
+        tmp_path, monkeypatch):
+    """A longer sample extends the stored last chunk (rows 90-94 of 90-99): its new rows,
+    never run, were counted as saved ("saved 100 of 200", the store holding 95)."""
+    from uqkit import load_dataset
+    from uqkit.execution import propagation
+
+    X = np.arange(400.0).reshape(200, 2)
+    propagate(_sum, X[:95], executor="serial", store=tmp_path / "s", chunk_size=10,
+              progress=False)
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(propagation, "_run_chunk", interrupted)
+    with pytest.raises(propagation.PropagationInterrupted) as stop:
+        propagate(_sum, X, executor="serial", store=tmp_path / "s", chunk_size=10,
+                  progress=False)
+    assert len(load_dataset(tmp_path / "s")["rows"]) == 95
+    assert (stop.value.saved, stop.value.total) == (95, 200)
+    assert stop.value.message().startswith("saved 95 of 200 runs")
+
+
+class _LosesATask(Executor):
+    """Runs the tasks submitted before the ``lost``-th at once; that one fails as a lost
+    worker does, 0.3 s later (once those are seen finished); the tasks after it never end."""
+
+    def __init__(self, lost):
+        self.lost, self.submitted = lost, 0
+
+    def submit(self, fn, *args, **kwargs):
+        import threading
+        from concurrent.futures import Future
+
+        self.submitted += 1
+        fut = Future()
+        if self.submitted < self.lost:
+            fut.set_result(fn(*args, **kwargs))
+        elif self.submitted == self.lost:
+            threading.Timer(0.3, fut.set_exception, [OSError("the node was lost")]).start()
+        return fut
+
+
+def broken(X):
+    raise ValueError("no licence")
+
+
+@pytest.mark.parametrize("model, before, lost", [(_sum, 95, 1), (broken, 0, 3)])
+def test_an_infrastructure_failure_counts_the_rows_in_the_store(tmp_path, model, before,
+                                                                lost):
+    """Counted as saved were a stored chunk's new rows (rows 95-99 of the stored 90-94,
+    whose task was lost: 100) and the chunks held back while every run so far failed one
+    way (a broken model's, never stored: 20)."""
+    from uqkit import load_dataset
+    from uqkit.execution.propagation import PropagationError
+
+    X = np.arange(400.0).reshape(200, 2)
+    if before:
+        propagate(model, X[:before], executor="serial", store=tmp_path / "s", chunk_size=10,
+                  progress=False)
+    with pytest.raises(PropagationError, match=f"; {before} finished runs are saved in"):
+        propagate(model, X[:120], executor=_LosesATask(lost), store=tmp_path / "s",
+                  chunk_size=10, progress=False)
+    assert len(load_dataset(tmp_path / "s")["rows"]) == before
