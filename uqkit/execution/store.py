@@ -8,7 +8,9 @@ Layout (readable with numpy alone)::
 Each chunk file holds ``start`` (index of its first row), ``inputs`` (m, d), ``outputs``
 (m, k), ``status`` (m,) int (0 = ok), ``reasons`` (m,) str and ``seconds`` (wall time of
 its evaluation; where a resume took some rows' answers from kept ones, the time per run
-made times m); load one with ``np.load(path)`` (no pickle needed). Chunks are written
+made times m); load one with ``np.load(path)`` (no pickle needed). A chunk's file is named
+by its index, six digits or more; other files in ``chunks/`` (a sync tool's
+``chunk-000012 (copy).npz``) are not chunks, and are ignored with a warning. Chunks are written
 atomically (temporary file, fsync, rename, fsync of the directory), so a killed run leaves
 only whole chunks behind. The manifest records the settings (model, sample count, chunk size,
 a hash of the inputs, seed, ...): reopening the directory with different settings is refused
@@ -17,9 +19,11 @@ by the operating system if the process dies), so two runs never write one store 
 """
 import json
 import os
+import re
 import socket
 import tempfile
 import time
+import warnings
 import zipfile
 from contextlib import contextmanager
 
@@ -68,6 +72,23 @@ def _read_chunk(path):
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise StoreCorruptError(f"{path} is unreadable ({type(exc).__name__}: {exc}): delete "
                                 "it, and a rerun computes its runs again") from None
+
+
+def _chunk_files(chunk_dir):
+    """``{index: file name}`` of the chunks in ``chunk_dir``: the names
+    :meth:`StudyStore.chunk_path` gives, and no other. A file named like one but not one
+    (``chunk-000001 (copy).npz``, a sync tool's copy of a chunk) is left alone, with a
+    warning: read as a chunk, it duplicated rows, or stopped a resume."""
+    out = {}
+    for name in os.listdir(chunk_dir):
+        match = re.fullmatch(r"chunk-(\d{6,})\.npz", name)
+        if match and name == f"chunk-{int(match[1]):06d}.npz":
+            out[int(match[1])] = name
+        elif name.startswith("chunk-") and name.endswith(".npz"):
+            warnings.warn(f"uqkit: {os.path.join(chunk_dir, name)!r} is not a chunk of the "
+                          "store (they are named chunk-NNNNNN.npz); it is ignored",
+                          RuntimeWarning, stacklevel=3)
+    return out
 
 
 @contextmanager
@@ -263,11 +284,7 @@ class StudyStore:
 
     def finished(self):
         """Indices of the chunks on disk."""
-        out = []
-        for name in os.listdir(self.chunk_dir):
-            if name.startswith("chunk-") and name.endswith(".npz"):
-                out.append(int(name[6:-4]))
-        return sorted(out)
+        return sorted(_chunk_files(self.chunk_dir))
 
     def load(self, index):
         """The arrays of one finished chunk as a dict, or None if it is not on disk."""
@@ -297,10 +314,8 @@ def load_dataset(directory):
     names = {"input_names": tuple(metadata.get("input_names", ())),
              "output_names": tuple(metadata.get("output_names", ()))}
     chunk_dir = os.path.join(os.fspath(directory), "chunks")
-    parts = []
-    for name in sorted(os.listdir(chunk_dir)):
-        if name.startswith("chunk-") and name.endswith(".npz"):
-            parts.append(_read_chunk(os.path.join(chunk_dir, name)))
+    parts = [_read_chunk(os.path.join(chunk_dir, name))
+             for _, name in sorted(_chunk_files(chunk_dir).items())]
     if not parts:
         return {"inputs": np.empty((0, 0)), "outputs": np.empty((0, 0)),
                 "status": np.empty(0, np.int64), "reasons": np.empty(0, str),

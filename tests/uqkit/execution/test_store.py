@@ -275,3 +275,27 @@ def test_load_dataset_gives_failed_chunks_the_columns_of_the_output_names(tmp_pa
         store.save(0, 0, np.zeros((2, 1)), np.zeros((2, 0)), [-2, -2], ["raised", "raised"])
     outputs = load_dataset(tmp_path)["outputs"]
     assert outputs.shape == (2, 2) and np.isnan(outputs).all()
+
+
+def _row_sums(X):
+    return X.sum(1)
+
+
+@pytest.mark.parametrize("stray", ["chunk-000000 (copy).npz", "chunk-0.npz",
+                                   "chunk-000000.sync-conflict.npz"])
+def test_a_copy_of_a_chunk_is_no_chunk(tmp_path, stray):
+    """A file named like a chunk but not one (a sync tool's conflict copy) duplicated the
+    rows of load_dataset, and stopped a resume with "invalid literal for int()"."""
+    from uqkit import propagate
+
+    X = np.arange(20.0).reshape(10, 2)
+    propagate(_row_sums, X, executor="serial", store=tmp_path, chunk_size=5, progress=False)
+    chunks = tmp_path / "chunks"
+    (chunks / stray).write_bytes((chunks / "chunk-000000.npz").read_bytes())
+    with pytest.warns(RuntimeWarning, match=r"chunk-0.* is not a chunk of the store"):
+        data = load_dataset(tmp_path)
+    assert data["rows"].tolist() == list(range(10))
+    with pytest.warns(RuntimeWarning, match="is ignored"):
+        res = propagate(_row_sums, X, executor="serial", store=tmp_path, chunk_size=5,
+                        progress=False)
+    assert (res.loaded, res.computed) == (10, 0)
