@@ -321,7 +321,7 @@ class _Evaluator:
         """(n, k) outputs (NaN rows failed) and (n, k) variances or None."""
         k = self.Y.shape[1]
         if self.in_process:
-            from ..execution.propagation import align_inputs
+            from ..execution.arguments import align_inputs
             from ..inputs.sampling import Samples
 
             # in the model's input order, by name, as propagate gives a model its inputs (the

@@ -20,12 +20,14 @@ from concurrent.futures import Executor
 
 import numpy as np
 
+# align_inputs: importable from here, as before
+from .arguments import (align_inputs, check_arguments, check_chunk_size, check_executor,
+                        check_settings)
 from .dask_cluster import DaskExecutor
 from .executors import SerialExecutor, check_picklable, cpu_count, is_local_pool, make_executor
 from .interrupts import check_interrupt, interrupt_guard, iter_completed
 from .identity import describe_model, identity_key
 from .model import RAISED, ModelOutput, RunContext, check_output_names, evaluate, stack_values
-from ..inputs.sampling import Samples
 from .loaded_code import call_reporting, take_report
 from .placement import (chunk_rows, record_cost, record_in_process, runs_in_process,
                         single_threaded)
@@ -33,8 +35,7 @@ from .result import SUMMARY_REASONS, PropagationResult  # noqa: F401 - importabl
 from .store import StudyStore, describe_differences
 
 __all__ = ["RETRY", "SYSTEMATIC_ROWS", "PropagationError", "PropagationInterrupted",
-           "default_chunk_size", "default_workers", "align_inputs", "propagate",
-           "propagate_batch"]
+           "default_chunk_size", "default_workers", "propagate", "propagate_batch"]
 
 log = logging.getLogger("uqkit")
 
@@ -82,40 +83,6 @@ def default_workers(model):
     """Processes of a local pool when the caller names none: every core, shared among runs
     that take ``model.cores_per_run`` cores each."""
     return max(1, cpu_count() // max(1, int(getattr(model, "cores_per_run", 1))))
-
-
-def align_inputs(model, samples):
-    """``(samples, X)``: the samples (an array becomes :class:`Samples` named by the model's
-    ``input_names`` or x0, x1, ...) and their values in the column order of the model's
-    ``input_names``, taken by name from named samples (a subset, reordered): a
-    :class:`Samples` or a pandas DataFrame whose columns are names (they were read by
-    position: a, b, c got the columns c, a, b); other DataFrames are arrays.
-
-    Raises:
-        ValueError: named samples lack an input the model needs, or an array has another
-            number of columns than its ``input_names``.
-    """
-    if hasattr(samples, "columns") and hasattr(samples, "to_numpy") and all(
-            isinstance(c, str) for c in samples.columns):  # a DataFrame of named columns
-        samples = Samples(samples.to_numpy(dtype=float), tuple(samples.columns))
-    if isinstance(samples, Samples):
-        names = getattr(model, "input_names", None)
-        if names is not None and tuple(names) != samples.names:
-            missing = [n for n in names if n not in samples.names]
-            if missing:
-                raise ValueError(f"the model needs inputs {tuple(names)} but the samples have "
-                                 f"{samples.names}; missing {missing}")
-            return samples, np.column_stack([samples[n] for n in names])
-        return samples, samples.values
-    X = np.asarray(samples, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"samples must be an (n, d) array, got shape {X.shape}")
-    names = getattr(model, "input_names", None)
-    if names is not None and X.shape[1] != len(names):
-        raise ValueError(f"the model takes {len(names)} inputs {tuple(names)} but the samples "
-                         f"have {X.shape[1]} columns")
-    names = tuple(names) if names is not None else tuple(f"x{i}" for i in range(X.shape[1]))
-    return Samples(X, names), X
 
 
 def _retry_mask(status, retry_failed):
@@ -197,30 +164,17 @@ def propagate_batch(model, samples, executor, chunk_size=None, store=None, setti
                           stop_systematic=stop_systematic, refuse_boolean=refuse_boolean)
 
 
-def _check_arguments(model, samples):
-    """Refuse, by name, the two mistakes propagate's arguments invite (numpy's "float()
-    argument must be ... not 'RandomInputs'" came from deep inside): the random inputs
-    where their sample belongs, as sobol_indices(model, inputs) takes them, and the two
-    arguments swapped."""
-    import sys
-
-    module = sys.modules.get("uqkit.inputs.random_inputs")  # unloaded: none was made
-    if module is not None and isinstance(samples, module.RandomInputs):
-        raise TypeError("propagate(model, samples) runs the model over a sample, not over the "
-                        "random inputs: propagate(model, sample(inputs, n, seed=...))")
-    if callable(samples) and not callable(model):
-        raise TypeError(f"propagate(model, samples): the model comes first; got a "
-                        f"{type(model).__name__} and then a callable "
-                        f"{type(samples).__name__}")
-
-
 def _propagate(model, samples, executor, workers, dask, chunk_size, store, settings, progress,
                retry_failed, place=False, model_key=None, stop_systematic=True,
                refuse_boolean=None):
     t0 = time.perf_counter()
     if retry_failed not in RETRY:
         raise ValueError(f"retry_failed must be one of {RETRY}, got {retry_failed!r}")
-    _check_arguments(model, samples)
+    # every argument checked before a store is touched (a bad executor's manifest was
+    # written first, and the corrected run inherited its chunk size)
+    check_arguments(model, samples)
+    check_executor(executor, dask)
+    settings, chunk_size = check_settings(settings), check_chunk_size(chunk_size)
     samples, X = align_inputs(model, samples)
     check_output_names(getattr(model, "output_names", None) or ())
     n = len(X)
@@ -243,11 +197,9 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
             kind, executor, pool_workers = "serial", "serial", 1
     if chunk_size is None:  # a store keeps the chunks it was made with, whatever n is now
         stored = StudyStore.stored_settings(store) if store is not None else None
-        chunk_size = stored["chunk_size"] if stored else (getattr(model, "chunk_size", None)
-                                                          or chunk_rows(n, pool_workers))
-    chunk_size = int(chunk_size)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got chunk_size={chunk_size}")
+        chunk_size = stored["chunk_size"] if stored else (
+            check_chunk_size(getattr(model, "chunk_size", None) or None, "model.chunk_size")
+            or chunk_rows(n, pool_workers))
     # an absolute path: a model run in this process may change the working directory
     run = _Run(model, X, chunk_size, None if store is None else os.path.abspath(store),
                progress)
@@ -258,10 +210,10 @@ def _propagate(model, samples, executor, workers, dask, chunk_size, store, setti
         return run.execute(executor, kind, workers, dask, samples, t0)
     # the store's chunks are checked against these inputs one by one, so a store may hold a
     # shorter or longer sample of the same draws: a larger n computes only the new rows
-    reserved = {"model", "chunk_size"} & set(settings or {})
+    reserved = {"model", "chunk_size"} & set(settings)
     if reserved:
         raise ValueError(f"settings may not set {sorted(reserved)}: propagate records them itself")
-    manifest = {**(settings or {}), "model": describe_model(model), "chunk_size": run.chunk_size}
+    manifest = {**settings, "model": describe_model(model), "chunk_size": run.chunk_size}
     # the names of the stored inputs' columns: the model's order where it declares one
     # (propagate reorders the samples' columns, or takes a subset, by those names)
     metadata = {"input_names": list(getattr(model, "input_names", None) or samples.names),

@@ -12,8 +12,8 @@ the pool (a few runs of a cheap model) runs in this process instead
 (:func:`~uqkit.execution.propagation.propagate_batch`, :mod:`uqkit.execution.placement`), so
 that more workers never make such a batch slower.
 
-Imports: numpy and the execution layer (executors, model, propagation) and
-:mod:`uqkit.inputs.sampling`.
+Imports: numpy, the execution layer (arguments, executors, model, propagation),
+:mod:`uqkit.inputs.sampling` and :mod:`uqkit.validation`.
 """
 import os
 from concurrent.futures import Executor
@@ -21,6 +21,8 @@ from concurrent.futures import Executor
 import numpy as np
 
 from ..inputs.sampling import Samples
+from ..validation import check_int
+from .arguments import check_chunk_size, check_settings
 from .executors import check_picklable, make_executor
 from .identity import identity_key
 from .propagation import default_workers, propagate_batch
@@ -64,9 +66,12 @@ class ModelRunner:
     def __init__(self, model, inputs, executor="local", workers=None, dask=None,
                  chunk_size=None, store=None, settings=None, progress=False,
                  failed_value=None, refuse_boolean=None):
+        if workers is not None:  # None: every core (as propagate); 0 meant that too
+            workers = check_int(workers, "workers", 1)
         self.model, self.inputs = model, inputs
         self.executor, self.workers, self.dask = executor, workers, dask
-        self.chunk_size, self.store, self.settings = chunk_size, store, dict(settings or {})
+        self.chunk_size, self.store = check_chunk_size(chunk_size), store
+        self.settings = check_settings(settings)
         self.progress, self.failed_value = progress, failed_value
         self.refuse_boolean = refuse_boolean
         self.runs = self.computed = self.calls = self.failed = self.succeeded = 0

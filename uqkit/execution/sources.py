@@ -10,7 +10,7 @@ Imports: the standard library.
 
 Example:
     >>> package_modules("uqkit.execution")[:2]
-    ['uqkit.execution', 'uqkit.execution.cache']
+    ['uqkit.execution', 'uqkit.execution.arguments']
     >>> len(source_digest(["uqkit.execution.sources"]))  # SHA-256, hex
     64
 """

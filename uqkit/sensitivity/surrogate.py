@@ -19,7 +19,7 @@ def _unwrapped(surrogate, X, inputs):
     """The fitted surrogate inside a uqkit model of one (:class:`uqkit.adapters.SurrogateModel`,
     which has no ``predict``: it failed with an AttributeError after a warning that it drew
     no functions), with the design's columns in its ``input_names`` order."""
-    from ..execution.propagation import align_inputs
+    from ..execution.arguments import align_inputs
     from ..inputs.sampling import Samples
 
     inner = getattr(surrogate, "surrogate", None)

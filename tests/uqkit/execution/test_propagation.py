@@ -114,7 +114,7 @@ def test_bad_inputs():
         propagate(Linear(), np.zeros(4), executor="serial", progress=False)
     with pytest.raises(ValueError, match="unknown executor kind 'gpu'"):
         propagate(Linear(), np.zeros((4, 3)), executor="gpu", progress=False)
-    with pytest.raises(ValueError, match="chunk_size must be >= 1"):
+    with pytest.raises(ValueError, match="chunk_size must be an integer >= 1"):
         propagate(Linear(), np.zeros((4, 3)), executor="serial", chunk_size=0, progress=False)
 
 
