@@ -44,10 +44,11 @@ import math
 import numpy as np
 from scipy import special
 
+from .quadrature import probability_rule as _probability_rule
 from .transforms import EPS
 
 __all__ = ["hermite_recurrence", "legendre_recurrence", "univariate_values",
-           "total_degree_indices", "PANEL_POINTS", "discrete_recurrence", "marginal_recurrence",
+           "total_degree_indices", "discrete_recurrence", "marginal_recurrence",
            "input_germs", "basis_values"]
 
 
@@ -114,23 +115,6 @@ def _bounded_support(marginal):
     bounded = (math.isfinite(lower) and math.isfinite(upper) and lower < upper
                and float(marginal.cdf(lower)) == 0.0 and float(marginal.cdf(upper)) == 1.0)
     return (lower, upper) if bounded else None
-
-
-def _probability_rule():
-    """Nodes and weights of a composite Gauss-Legendre rule on (0, 1), its panels graded
-    geometrically towards both ends (down to 1e-16 and 1 - 1e-15), where a bounded marginal's
-    quantile function has its singularities (a beta's sqrt(u) at 0, say)."""
-    ends = 10.0 ** -np.arange(16, 1, -1)  # 1e-16 .. 1e-2
-    edges = np.unique(np.concatenate([[0.0], ends, np.linspace(0.01, 0.99, 129),
-                                      1 - ends[1:][::-1], [1.0]]))
-    x, w = np.polynomial.legendre.leggauss(PANEL_POINTS)
-    half = np.diff(edges) / 2
-    nodes = (edges[:-1] + half)[:, None] + half[:, None] * x[None, :]
-    return nodes.ravel(), (half[:, None] * w[None, :]).ravel()
-
-
-#: Gauss-Legendre points per panel of ``_probability_rule``.
-PANEL_POINTS = 20
 
 
 def discrete_recurrence(z, weights, order):

@@ -320,11 +320,11 @@ def _plausible(dist, m1, m2):
 
 def _quadrature_moments(dist):
     """(mean, variance) of ``dist`` by the quadrature of its quantile function over (0, 1)
-    (:func:`uqkit.inputs.polynomials._probability_rule`, graded towards both ends); the
+    (:func:`uqkit.inputs.quadrature.probability_rule`, graded towards both ends); the
     variance centred on that mean, so without the cancellation of ``m2 - m1^2``."""
-    from .polynomials import _probability_rule
+    from .quadrature import probability_rule
 
-    u, weights = _probability_rule()
+    u, weights = probability_rule()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         x = np.asarray(dist.inv(u), dtype=float).ravel()
