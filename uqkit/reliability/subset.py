@@ -3,14 +3,32 @@
 The failure event F = {g <= 0} is reached through nested events F_j = {g <= b_j} with
 b_1 > b_2 > ... > b_m = 0, so that ``Pf = P(F_1) prod_j P(F_{j+1} | F_j)``. Level 0 is crude
 Monte Carlo with N samples in standard normal space; b_1 is the p0-quantile of g (midway
-between the N p0-th and the next smallest value), so that exactly N p0 samples lie in F_1.
-Those seeds each start a Markov chain of 1 / p0 states (seed included) that stays in F_j and
-has the standard normal density conditioned on F_j as its stationary law. One step of all
-chains is one batched :func:`propagate` call. The levels continue until the p0-quantile
-falls below 0; the last conditional probability is the fraction of the last level's samples
-with g <= 0. A run costs ``N + (m - 1) N (1 - p0)`` model runs for m levels (level 0
-included), m ~ 1 + ln(Pf) / ln(p0): with p0 = 0.1, N = 1800 stays under 10^4 runs down to
-Pf ~ 1e-6 (6 levels, 9,900 runs).
+between the N p0-th and the next smallest value), so that exactly N p0 samples lie in F_1
+(where that quantile falls on a plateau of g, b_1 lies under it: below). Those seeds each
+start a Markov chain of 1 / p0 states (seed included) that stays in F_j and has the
+standard normal density conditioned on F_j as its stationary law. One step of all chains is
+one batched :func:`propagate` call. The levels continue until the p0-quantile falls below 0;
+the last conditional probability is the fraction of the last level's samples with g <= 0.
+A run costs ``N + (m - 1) N (1 - p0)`` model runs for m levels (level 0 included),
+m ~ 1 + ln(Pf) / ln(p0): with p0 = 0.1, N = 1800 stays under 10^4 runs down to Pf ~ 1e-6
+(6 levels, 9,900 runs).
+
+Plateaus. Where distinct samples share the value v > 0 of g at the quantile (a flat stretch
+of g: a margin capped at v, a count), the midway b would be v itself and F_j = {g <= v}
+would hold more than N p0 samples (every sample under a cap), while the N p0 lowest seeds
+are no draw from it: Pf came out 2.6 times the exact one for a margin capped at 2 (aCS; 5
+times with MMA) and 25 times for a count. b is then midway between v and the largest value
+below it, the level's p_j the share of samples under v (less than p0; every formula below
+takes the level's own p_j), and all k < N p0 samples under v seed the Nc chains, each of
+them Nc // k or Nc // k + 1 chains (the remainder drawn without replacement; the lineage
+estimate below counts the chains that share a seed). The level's history records
+``plateau`` (v) and ``plateau_rows``; ``info["plateaus"]`` counts such levels. Copies of one state (a chain that stayed put) at the quantile are no plateau: b is
+their value and the N p0 lowest seed the chains, as on any continuous g (the same results
+bit for bit). Where no sample lies under v, no level under it can be sampled and the run
+raises, naming v. A discrete g is passed level by level through its values. Measured over
+100 seeds (defaults): capped margin, Pf = 2.3e-4, mean pf / exact 1.02 (aCS) and 1.01 (MMA),
+interval coverage 0.94 and 0.92; count of 3 exceedances, Pf = 3.0e-4, 1.07 and 1.05,
+coverage 0.92 and 0.89.
 
 Samplers (``sampler``):
 
@@ -190,6 +208,37 @@ def _advance_acs(ls, rng, seeds, g_seeds, b, Ns, lam, target, tag):
                                               "scale_end": math.exp(log_lam)}
 
 
+def _plateau(U, G, v):
+    """Whether distinct rows of U share g = v (a flat stretch of g), not copies of one state
+    (a chain that stayed put)."""
+    rows = U[G == v]
+    return bool((rows != rows[0]).any())
+
+
+def _under_plateau(Gs, Nc, level):
+    """The rows of sorted g strictly below the plateau value ``Gs[Nc]``; raises where none
+    is."""
+    v = Gs[Nc]
+    below = int(np.searchsorted(Gs, v, side="left"))
+    if below == 0:
+        tied = int(np.searchsorted(Gs, v, side="right"))
+        raise RuntimeError(
+            f"subset simulation: g = {v:.6g} on {tied} of the {len(Gs)} samples of level "
+            f"{level} (a plateau) and below it on none, so no conditional level under "
+            f"{v:.6g} can be sampled; use method='mc', or a g that keeps falling there (a "
+            "margin not capped at a value)")
+    return below
+
+
+def _balanced(rows, Nc, rng):
+    """Nc seeds from the given rows, each used Nc // k or Nc // k + 1 times (the extra ones
+    drawn without replacement): a uniform resample of the k rows."""
+    k = len(rows)
+    reps = np.full(k, Nc // k)
+    reps[rng.choice(k, Nc % k, replace=False)] += 1
+    return np.repeat(rows, reps)
+
+
 #: The conditional samplers of :func:`subset_simulation`: ``"acs"`` (adaptive conditional
 #: sampling, Papaioannou et al. 2015) and ``"mma"`` (modified Metropolis, Au & Beck 2001).
 SAMPLERS = ("acs", "mma")
@@ -225,14 +274,18 @@ def _one_run(ls, rng, n, p0, sampler, acceptance, spread, max_levels, budget=Non
     for j in range(max_levels + 1):
         order = np.argsort(G, kind="stable")
         Gs = G[order]
-        b = 0.5 * (Gs[Nc - 1] + Gs[Nc])
+        b, below = 0.5 * (Gs[Nc - 1] + Gs[Nc]), None
+        if b > 0 and Gs[Nc - 1] == Gs[Nc] and _plateau(U, G, Gs[Nc]):
+            below = _under_plateau(Gs, Nc, j)
+            b = 0.5 * (Gs[below - 1] + Gs[Nc])
+            b = b if b < Gs[Nc] else Gs[below - 1]  # adjacent floats: the midpoint rounds up
         final = b <= 0
         if final:
             b = 0.0
         inside = G <= b
         p = float(inside.mean())
         gamma = 0.0 if chains is None else chain_correlation(inside.reshape(chains), p)
-        # p >= p0 > 0: at least N p0 rows lie below b. 1 + gamma >= 0 (a variance factor), but
+        # p >= 1 / N > 0: a row lies below b. 1 + gamma >= 0 (a variance factor), but
         # one chain's estimate centred on its own mean is -1 up to rounding: clip at 0
         d2 = (1 - p) / (n * p) * max(1 + gamma, 0.0)
         delta2 += d2
@@ -241,6 +294,8 @@ def _one_run(ls, rng, n, p0, sampler, acceptance, spread, max_levels, budget=Non
         terms += np.bincount(root, weights=(inside - p) / (n * p), minlength=n)
         history.append({"level": j, "threshold": float(b), "p": p, "gamma": gamma,
                         "cov": math.sqrt(d2), "model_runs": ls.runs})
+        if below is not None:
+            history[-1].update(plateau=float(Gs[Nc]), plateau_rows=int((G == Gs[Nc]).sum()))
         if final:
             break
         if j == max_levels:
@@ -248,7 +303,8 @@ def _one_run(ls, rng, n, p0, sampler, acceptance, spread, max_levels, budget=Non
                                f"(last threshold b = {b:.4g}); raise max_levels or check g")
         if budget is not None and ls.runs - runs_before + n - Nc > budget:
             raise _OutOfBudget(j + 1, float(b))
-        seeds = order[:Nc]
+        # the rows in F_{j+1}: the Nc lowest, or all of the fewer under a plateau, resampled
+        seeds = order[:Nc] if below is None else _balanced(order[:below], Nc, rng)
         tag = f"{prefix}level-{j + 1:02d}"
         if sampler == "acs":
             Uc, Gc, acc, extra = _advance_acs(ls, rng, U[seeds], G[seeds], b, Ns, lam,
@@ -264,7 +320,8 @@ def _one_run(ls, rng, n, p0, sampler, acceptance, spread, max_levels, budget=Non
     cov_au_beck, cov_lineage = math.sqrt(delta2), math.sqrt(math.expm1(var_log))
     return {"n": n, "pf": pf, "cov": max(cov_au_beck, cov_lineage), "cov_au_beck": cov_au_beck,
             "cov_lineage": cov_lineage, "cov_upper": delta_sum, "lineages": K,
-            "levels": len(history), "model_runs": ls.runs - runs_before, "history": history}
+            "levels": len(history), "model_runs": ls.runs - runs_before, "history": history,
+            "plateaus": sum("plateau" in h for h in history)}
 
 
 def _lognormal_result(pf, cov, level, history, info):
@@ -338,7 +395,8 @@ def _runs_to_target(ls, rng, n, target, max_runs, level, options):
             "target_met": met, "cov_between": between, "discarded_runs": discarded,
             "runs": [{k: r[k] for k in ("n", "pf", "cov", "levels", "model_runs")}
                      for r in done], "levels": max(r["levels"] for r in done),
-            "lineages": sum(r["lineages"] for r in done), "ci_kind": "lognormal"}
+            "lineages": sum(r["lineages"] for r in done), "ci_kind": "lognormal",
+            "plateaus": sum(r["plateaus"] for r in done)}
     return _lognormal_result(pf, cov, level, history, info)
 
 
@@ -410,6 +468,7 @@ def subset_simulation(ls, rng, n=None, p0=0.1, sampler="acs", acceptance=0.44, s
     run = _one_run(ls, rng, n, **options)
     info = {"n": n, "p0": p0, "sampler": sampler, "levels": run["levels"],
             "cov_au_beck": run["cov_au_beck"], "cov_lineage": run["cov_lineage"],
-            "cov_upper": run["cov_upper"], "lineages": run["lineages"], "ci_kind": "lognormal"}
+            "cov_upper": run["cov_upper"], "lineages": run["lineages"], "ci_kind": "lognormal",
+            "plateaus": run["plateaus"]}
     info.update({"spread": spread} if sampler == "mma" else {"acceptance_target": acceptance})
     return _lognormal_result(run["pf"], run["cov"], level, run["history"], info)
