@@ -8,12 +8,13 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import integrate, special, stats
 
 from uqkit.reliability import failure_probability
 from uqkit.reliability.form import form
 from uqkit.reliability.problems import standard_normals
-from uqkit.reliability.simulation import importance_sampling, monte_carlo
+from uqkit.reliability.simulation import (hyperplane_ess_ratio, importance_sampling,
+                                          monte_carlo)
 
 
 class Bare:
@@ -116,8 +117,12 @@ def test_importance_sampling_by_its_definition():
     assert r["cov"] == pytest.approx(se / pf, rel=1e-10)
     assert r["ci"] == (pytest.approx(max(pf - z * se, 0.0), rel=1e-10, abs=1e-15),
                        pytest.approx(pf + z * se, rel=1e-10))
-    assert r["info"] == {"n": n, "failures": int(np.sum(g(U) <= 0)), "form_beta": fr["beta"],
-                         "ci_kind": "normal approximation"}
+    m = int(np.sum(g(U) <= 0))
+    ess = v.sum() ** 2 / np.sum(v ** 2)  # Kish's effective sample size of the failing draws
+    assert r["info"] == {"n": n, "failures": m, "form_beta": fr["beta"],
+                         "ci_kind": "normal approximation", "ess": pytest.approx(ess, rel=1e-10),
+                         "ess_ratio": pytest.approx(ess / m, rel=1e-10),
+                         "heavy_weights": False}
     assert r["level"] == 0.8 and r["beta"] == pytest.approx(-stats.norm.ppf(pf), rel=1e-12)
     np.testing.assert_array_equal(r["design_point"]["u"], ustar)
     assert r["alpha"] is fr["alpha"] and r["importance"] is fr["importance"]
@@ -192,3 +197,53 @@ def test_importance_sampling_counts_g_equal_to_zero_as_failure():
     r = importance_sampling(Bare(lambda U: 0 * U[:, 0], 2), np.random.default_rng(0), n=10,
                             form_result=FormResult(fr, 0))
     assert r["info"]["failures"] == 10
+
+
+def exponential_sum(U):
+    """12 - (X0 + X1) with X_i = -ln(1 - Phi(u_i)) ~ Exp(1): exact Pf = P[Gamma(2) > 12]."""
+    return 12.0 + special.log_ndtr(-U[:, 0]) + special.log_ndtr(-U[:, 1])
+
+
+def test_hyperplane_ess_ratio_against_quadrature():
+    """Failing draws about the design point of a hyperplane at beta lie at t = beta + s along
+    alpha, s half-normal, with weights exp(-beta^2 / 2 - beta s): the share ESS / failures is
+    E[e^(-beta s)]^2 / E[e^(-2 beta s)], here by quadrature."""
+    for beta in (0.0, 1.0, 3.0, 4.5, -2.0):
+        def moment(k):
+            return integrate.quad(lambda s: 2 * stats.norm.pdf(s) * math.exp(-k * abs(beta) * s),
+                                  0, np.inf)[0]
+        assert hyperplane_ess_ratio(beta) == pytest.approx(moment(1) ** 2 / moment(2), rel=1e-8)
+
+
+def test_heavy_weights_warn_and_a_hyperplane_does_not():
+    """X0 + X1 > 12, X_i ~ Exp(1) (Pf = 8.0e-5): 1000 draws about FORM's design point miss the
+    rare heavy weights of the failure domain's arms along the axes, and the CoV is
+    optimistic (measured over 200 seeds: 0.353 against a mean reported 0.151). Their share
+    ESS / failures falls under half a hyperplane's: a warning and ``heavy_weights`` in most
+    seeds. A hyperplane at beta = 3.5 (4-D) keeps its share near the closed form and never
+    warns, at 1000 draws or 60."""
+    fr = FormResult(form(Bare(exponential_sum, 2)), 0)
+    heavy = 0
+    for seed in range(20):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            r = importance_sampling(Bare(exponential_sum, 2), np.random.default_rng(seed),
+                                    n=1000, form_result=fr)
+        warned = [w for w in rec if "failing draws are uneven" in str(w.message)]
+        assert len(warned) == r["info"]["heavy_weights"]
+        if warned:
+            assert "may be optimistic" in str(warned[0].message)
+            assert "method='subset'" in str(warned[0].message)
+        heavy += r["info"]["heavy_weights"]
+    assert heavy >= 12
+    fr = FormResult(form(Bare(plane(3.5), 4)), 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seed in range(20):
+            for n in (1000, 60):
+                r = importance_sampling(Bare(plane(3.5), 4), np.random.default_rng(seed), n=n,
+                                        form_result=fr)
+                assert not r["info"]["heavy_weights"]
+                if n == 1000:
+                    assert r["info"]["ess_ratio"] == pytest.approx(hyperplane_ess_ratio(3.5),
+                                                                   rel=0.15)
