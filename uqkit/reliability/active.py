@@ -255,11 +255,15 @@ def active_learning(ls, rng, surrogate="gp", n_init=None, batch=4, n_candidates=
 def plot_history(result, ax=None, reference=None):
     """Pf and its bounds against true model runs for an active-learning result; an optional
     ``reference`` Pf is drawn as a dashed line. Returns the axes."""
+    h, method = result.history, getattr(result, "method", None)
+    if method != "active" or any("pf_lower" not in r for r in h):
+        raise ValueError(f"plot_history draws an active-learning result's history (method "
+                         f"'active'); this result's method is {method!r}, whose history "
+                         "has no Pf bounds per batch")
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))
-    h = result.history
     runs = [r["model_runs"] for r in h]
     ax.fill_between(runs, [r["pf_lower"] for r in h], [r["pf_upper"] for r in h], alpha=0.3,
                     step="post", label="Pf bounds (mu -+ c sigma)")

@@ -10,8 +10,8 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 
 from uqkit.reliability import failure_probability
-from uqkit.reliability.active import select_batch
-from uqkit.reliability.problems import four_branch, standard_normals
+from uqkit.reliability.active import plot_history, select_batch
+from uqkit.reliability.problems import four_branch, hyperplane, standard_normals
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -127,3 +127,15 @@ def test_a_small_population_stops_with_a_warning_when_every_candidate_has_run():
                                 seed=1, u_min=9.9)  # a rule that does not hold on 100 points
     # the 12 of the initial design and the 100 candidates, each once (the last batch of 4)
     assert len(g.rows) == len(set(g.rows)) == r.model_runs == 112
+
+
+@pytest.mark.parametrize("method, options", [("subset", {"n": 500}), ("mc", {"n": 1000})])
+def test_plot_history_refuses_another_methods_result_by_name(method, options):
+    """A subset simulation's levels have no Pf bounds (it raised KeyError 'pf_lower'), and
+    Monte Carlo's history is empty (it drew empty axes): both are refused, naming the
+    method."""
+    r = failure_probability(lambda X: hyperplane(X, 2.0), standard_normals(2), method=method,
+                            executor="serial", **options)
+    with pytest.raises(ValueError, match=rf"active-learning result's history \(method "
+                                         rf"'active'\); this result's method is '{method}'"):
+        plot_history(r)
