@@ -21,14 +21,14 @@ times with MMA) and 25 times for a count. b is then midway between v and the lar
 below it, the level's p_j the share of samples under v (less than p0; every formula below
 takes the level's own p_j), and all k < N p0 samples under v seed the Nc chains, each of
 them Nc // k or Nc // k + 1 chains (the remainder drawn without replacement; the lineage
-estimate below counts the chains that share a seed). The level's history records
-``plateau`` (v) and ``plateau_rows``; ``info["plateaus"]`` counts such levels. Copies of
-one state (a chain that stayed put) at the quantile are no plateau: b is their value and the
-N p0 lowest seed the chains, as on any continuous g (the same results bit for bit). Where no sample lies under v, no level under it can be sampled and the run
-raises, naming v. A discrete g is passed level by level through its values. Measured over
-100 seeds (defaults): capped margin, Pf = 2.3e-4, mean pf / exact 1.02 (aCS) and 1.01 (MMA),
-interval coverage 0.94 and 0.92; count of 3 exceedances, Pf = 3.0e-4, 1.07 and 1.05,
-coverage 0.92 and 0.89.
+estimate below counts the chains that share a seed). The level's history records ``plateau``
+(v) and ``plateau_rows``; ``info["plateaus"]`` counts such levels. Copies of one state (a
+chain that stayed put) at the quantile are no plateau: b is their value and the N p0 lowest
+seed the chains, as on any continuous g (the same results bit for bit). Where no sample lies
+under v, no level under it can be sampled and the run raises, naming v. A discrete g is
+passed level by level through its values. Measured over 100 seeds (defaults): capped margin,
+Pf = 2.3e-4, mean pf / exact 1.02 (aCS) and 1.01 (MMA), interval coverage 0.94 and 0.92;
+count of 3 exceedances, Pf = 3.0e-4, 1.07 and 1.05, coverage 0.92 and 0.89.
 
 Samplers (``sampler``):
 
