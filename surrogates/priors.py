@@ -539,11 +539,12 @@ def make_prior(spec):
     if isinstance(spec, dict):
         d = dict(spec)
         kind = d.pop("kind", None)
-        if kind == "hierarchical":
-            return HierarchicalPrior(**d)
-        if kind in DIRECT:
-            return DIRECT[kind](**d)
-        raise ValueError(f"unknown prior {spec!r}")
+        if kind != "hierarchical" and kind not in DIRECT:
+            raise ValueError(f"unknown prior {spec!r}")
+        try:  # a misspelt parameter: a TypeError from the constructor
+            return HierarchicalPrior(**d) if kind == "hierarchical" else DIRECT[kind](**d)
+        except TypeError as exc:
+            raise ValueError(f"prior {spec!r}: {exc}") from None
     if not isinstance(spec, str):
         raise ValueError(f"a prior is a Prior, a string like 'normal(0, 1)' or a dict, got "
                          f"{spec!r}")

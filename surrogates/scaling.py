@@ -28,7 +28,20 @@ class Standardizer:
         X = np.asarray(X, dtype=float)
         self.mean_ = X.mean(axis=0)
         scale = X.std(axis=0)
-        constant = (np.ptp(X, axis=0) == 0) | (scale <= CONSTANT * np.abs(self.mean_))
+        # the std squares the deviations: above ~1e154 they overflow (a scale of inf, every
+        # prediction inf) and below ~1e-154 underflow (a scale of 0, read as constant: data
+        # of 1e-165 predicted at order 1); there, the deviations over their largest first
+        spread = np.ptp(X, axis=0)
+        extreme = (spread > 0) & ~((scale > 1e-150) & (scale < 1e150))
+        if extreme.any():
+            deviation = X[:, extreme] - self.mean_[extreme]
+            size = np.abs(deviation).max(axis=0)
+            scale[extreme] = size * (deviation / size).std(axis=0)
+        if not (np.isfinite(self.mean_).all() and np.isfinite(scale).all()):
+            bad = int(np.flatnonzero(~(np.isfinite(self.mean_) & np.isfinite(scale)))[0])
+            raise ValueError(f"column {bad} is too large to standardise (its values reach "
+                             f"{float(np.abs(X[:, bad]).max())!r}): rescale it")
+        constant = (spread == 0) | (scale <= CONSTANT * np.abs(self.mean_))
         self.scale_ = np.where(constant, 1.0, scale)
         return self
 

@@ -47,7 +47,7 @@ from .fit_many import (_batched_meanfield_reason, _fit_laplace_group, _fit_meanf
 from .persistence import load, save
 from ..prediction import check_levels
 from .prediction import posterior, predict
-from .settings import check_laplace_variance, check_settings, fit_device
+from .settings import check_prediction_settings, check_settings, fit_device
 
 __all__ = ["BDL", "BDLClassifier"]
 
@@ -346,13 +346,14 @@ class _BaseBDL(BaseEstimator):
         X = self._check_X(X, reset=False)
         S = self.predict_samples if n_samples is None else n_samples
         if not is_int(S, 1):
-            raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}")
+            name = "predict_samples" if n_samples is None else "n_samples"
+            raise ValueError(f"{name} must be an integer >= 1, got {name}={S!r}")
         return self._distribution(X, int(S), return_samples, check_levels(levels),
                                   self.seed if seed is None else seed)
 
     @torch.no_grad()
     def _distribution(self, X, S, return_samples, levels, seed):
-        check_laplace_variance(self)  # set_params may have changed it since the fit
+        check_prediction_settings(self)  # set_params may have changed them since the fit
         with torch_threads(self.num_threads):
             return predict(self, X, S, return_samples, levels, seed)
 

@@ -16,8 +16,9 @@ from ..priors import make_prior
 from ..validation import is_int, is_real
 
 __all__ = ["ACTIVATIONS", "INFERENCES", "LAPLACE_VARIANCES", "SlowDeviceWarning",
-           "GPU_MEASURED", "AUTO_GPU_WORK", "check_laplace_variance", "step_work",
-           "choose_device", "check_settings", "fit_device"]
+           "GPU_MEASURED", "AUTO_GPU_WORK", "check_laplace_variance",
+           "check_prediction_settings", "step_work", "choose_device", "check_settings",
+           "fit_device"]
 
 #: The hidden layers' activations a BDL takes.
 ACTIVATIONS = ("tanh", "relu")
@@ -83,8 +84,8 @@ def check_settings(est):
     if est.progress is not None and not isinstance(est.progress, (bool, np.bool_)):
         raise ValueError(f"progress must be None, True or False, got {est.progress!r}")
     if est.noise_prior is not None and not (
-            len(est.noise_prior) == 2 and all(is_real(v) and v > 0
-                                               for v in est.noise_prior)):
+            isinstance(est.noise_prior, (tuple, list)) and len(est.noise_prior) == 2
+            and all(is_real(v) and v > 0 for v in est.noise_prior)):
         raise ValueError(f"noise_prior must be None or (shape, rate) > 0, got "
                          f"{est.noise_prior!r}")
     if not isinstance(est.warm_sigma, str) or est.warm_sigma not in ("laplace", "keep"):
@@ -118,19 +119,35 @@ def check_settings(est):
                              f"convergence (got val_fraction={est.val_fraction!r})")
 
 
-def check_laplace_variance(est):
+def check_laplace_variance(est, inference=None):
     """Raise a ValueError unless ``est.laplace_variance`` is one of ``LAPLACE_VARIANCES`` and,
     if ``"exact"``, ``est`` a Laplace regression (checked at fit and, since ``set_params`` may
-    change it on a fitted model, at prediction)."""
+    change it on a fitted model, at prediction, where ``inference`` is the fitted one's)."""
     variance = est.laplace_variance
+    inference = est.inference if inference is None else inference
     if not isinstance(variance, str) or variance not in LAPLACE_VARIANCES:
         raise ValueError(f"laplace_variance must be one of {LAPLACE_VARIANCES}, got "
                          f"laplace_variance={variance!r}")
-    if variance == "exact" and (est.inference != "laplace" or est._task != "regression"):
+    if variance == "exact" and (inference != "laplace" or est._task != "regression"):
         raise ValueError(f"laplace_variance='exact' is the linearised Laplace regression's "
                          f"variance; this {type(est).__name__} with inference="
-                         f"{est.inference!r} estimates its variance from draws "
+                         f"{inference!r} estimates its variance from draws "
                          f"(laplace_variance='draws')")
+
+
+def check_prediction_settings(est):
+    """Raise a ValueError naming the first bad prediction setting of the fitted ``est``:
+    ``set_params`` may change them after the fit, which checked them (a ``predict_batch`` of
+    -1 left the outputs as allocated, uninitialised memory, without a word)."""
+    for name in ("predict_samples", "predict_batch"):
+        v = getattr(est, name)
+        if not is_int(v, 1):
+            raise ValueError(f"{name} must be an integer >= 1, got {name}={v!r}")
+    if est.num_threads is not None and not is_int(est.num_threads, 1):
+        raise ValueError(f"num_threads must be None or an integer >= 1, got "
+                         f"num_threads={est.num_threads!r}")
+    fitted = (getattr(est, "fit_config_", None) or {}).get("inference", est.inference)
+    check_laplace_variance(est, fitted)
 
 
 def step_work(inference, n_rows, n_params, batch_size=None, n_samples=1):

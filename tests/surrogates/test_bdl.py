@@ -403,3 +403,69 @@ def test_calibrate_checks_the_shape_of_y_and_keeps_its_factor_on_error():
     with pytest.raises(ValueError, match="must be finite and > 0"):
         model.calibrate(x, model.predict(x))
     np.testing.assert_array_equal(model.variance_scale_, kept)
+
+
+def _small_fit(**settings):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (30, 2))
+    y = np.sin(3 * x[:, 0]) + 0.05 * rng.normal(size=30)
+    return x, y, BDL(hidden=(4,), inference="laplace", max_iter=50, seed=0, **settings)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ({"predict_batch": -1}, r"predict_batch must be an integer >= 1, got predict_batch=-1"),
+    ({"predict_batch": 0}, r"predict_batch must be an integer >= 1, got predict_batch=0"),
+    ({"predict_batch": 2.5}, r"predict_batch must be an integer >= 1, got predict_batch=2.5"),
+    ({"predict_samples": 0}, r"predict_samples must be an integer >= 1, got "
+                             r"predict_samples=0"),
+    ({"num_threads": -3}, r"num_threads must be None or an integer >= 1, got num_threads=-3"),
+])
+def test_prediction_settings_changed_after_the_fit_are_checked_at_prediction(setting,
+                                                                              message):
+    """predict_batch=-1 set on a fitted model left the outputs as np.empty allocated them:
+    variances of 0.018 for 0.010, without a word."""
+    x, y, model = _small_fit()
+    model.fit(x, y)
+    model.set_params(**setting)
+    with pytest.raises(ValueError, match=message):
+        model.predict_distribution(x[:3])
+
+
+def test_the_fitted_engine_decides_the_exact_variance_not_a_later_inference_setting():
+    x, y, model = _small_fit(laplace_variance="exact")
+    before = model.fit(x, y).predict_distribution(x[:3])
+    model.set_params(inference="meanfield")  # a setting of the next fit
+    after = model.predict_distribution(x[:3])
+    assert np.array_equal(after.epistemic_var, before.epistemic_var)
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e-165])
+def test_targets_beyond_the_square_root_of_the_float_range_are_standardised(scale):
+    """Their std overflowed to inf (predictions inf) or underflowed to 0 (read as a constant
+    target: predictions of order 1 for data of order 1e-165)."""
+    x, y, model = _small_fit()
+    reference = model.fit(x, y).predict(x[:5])
+    scaled = model.fit(x, scale * y).predict(x[:5]) / scale
+    np.testing.assert_allclose(scaled, reference, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ({"noise_prior": 5}, r"noise_prior must be None or \(shape, rate\) > 0, got 5"),
+    ({"prior": {"kind": "normal", "scale": 1.0, "sd": 2}},
+     r"prior \{'kind': 'normal', 'scale': 1.0, 'sd': 2\}: .*unexpected keyword argument 'sd'"),
+])
+def test_bad_prior_settings_are_a_value_error_naming_them(setting, message):
+    x, y, model = _small_fit(**setting)
+    with pytest.raises(ValueError, match=message):
+        model.fit(x, y)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_the_standardizer_is_scale_invariant_far_from_one(scale):
+    from surrogates.scaling import Standardizer
+
+    X = np.random.default_rng(1).normal(size=(50, 2))
+    np.testing.assert_allclose(Standardizer().fit(scale * X).transform(scale * X),
+                               Standardizer().fit(X).transform(X), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"column 0 is too large to standardise"):
+        Standardizer().fit(np.array([[1.7e308, 0.0], [1.7e308, 1.0], [1.0, 2.0]]))
