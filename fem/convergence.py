@@ -6,7 +6,9 @@ behaves like C h^p gives the observed order and the extrapolated value::
 
     p = log2(|f1 - f2| / |f2 - f3|),      f* = f3 + (f3 - f2) / (2^p - 1)
 
-and ``|f* - f_k|`` estimates the discretisation error of mesh k. The estimate is sound in the
+and ``|f* - f_k|`` estimates the discretisation error of mesh k; an order below
+:data:`MIN_ORDER` (differences that do not shrink) extrapolates nothing: the order is NaN
+and the limit the finest value. The estimate is sound in the
 asymptotic range only, where the order has settled: ``asymptotic`` says whether the orders of
 the last two triples of meshes agree within :data:`ORDER_AGREEMENT` (so it needs four meshes
 or more). The membrane's clamped edges, where w falls steeply, keep coarse meshes out of that
@@ -26,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ORDER_AGREEMENT", "ConvergenceResult", "richardson", "convergence"]
+__all__ = ["ORDER_AGREEMENT", "MIN_ORDER", "ConvergenceResult", "richardson",
+           "convergence"]
 
 #: Relative difference within which the orders of the last two mesh triples must agree for
 #: the meshes to count as in the asymptotic range.
@@ -58,8 +61,13 @@ class ConvergenceResult:
     seconds: list
 
     def relative_error(self, name, mesh=0):
-        """Estimated relative discretisation error of ``mesh`` (index) at probe ``name``."""
-        return self.error[name][mesh] / abs(self.extrapolated[name])
+        """Estimated relative discretisation error of ``mesh`` (index) at probe ``name``: NaN
+        where the limit and the error are 0 (a probe on a clamped edge, no load), inf where
+        only the limit is."""
+        error, limit = self.error[name][mesh], abs(self.extrapolated[name])
+        if limit == 0:
+            return math.nan if error == 0 else math.inf
+        return error / limit
 
     def summary(self):
         """A text table: w per mesh, the order and the extrapolated value per probe."""
@@ -97,7 +105,15 @@ def richardson(f1, f2, f3, ratio=2.0):
     if d2 == 0.0 or d1 == 0.0 or d1 / d2 <= 0:
         return float("nan"), f3  # converged to rounding, or not monotone
     p = math.log(abs(d1 / d2)) / math.log(ratio)
+    if p < MIN_ORDER:  # differences that do not shrink: no limit to extrapolate to (an order
+        return float("nan"), f3  # of -0.14 put it outside the data, on the wrong side)
     return p, f3 + (f3 - f2) / (ratio ** p - 1.0)
+
+
+#: The least observed order :func:`richardson` extrapolates with: below it the differences
+#: barely shrink (at 0.5 the limit lies 2.4 last differences beyond the finest value), and
+#: the meshes are not in the asymptotic range.
+MIN_ORDER = 0.5
 
 
 def convergence(membrane, levels=4, mode="fast"):

@@ -188,15 +188,13 @@ class Membrane:
                  edges="clamped", probes=None, probe_frame="physical"):
         for name, value in (("l", l), ("b", b), ("t", t), ("E", E)):
             check_positive(value, name)
-        check_finite(nu, "nu")
-        if not -1.0 < nu < 0.5:
+        if not -1.0 < check_finite(nu, "nu") < 0.5:
             raise ValueError(f"nu must lie in (-1, 0.5), got nu={nu!r}")
         check_finite(p, "p")
-        check_int(nx, "nx")
-        check_int(ny, "ny")
-        if nx < 2 or ny < 2:
-            raise ValueError(f"the mesh needs at least 2 x 2 elements, so that a node lies "
-                             f"inside the edges, got nx={nx}, ny={ny}")
+        # at least 2 x 2 elements, so that a node lies inside the edges (nx=0 was told
+        # ">= 1", and 1 refused next)
+        check_int(nx, "nx", 2)
+        check_int(ny, "ny", 2)
         need, have = solver_memory_bytes(nx, ny), physical_memory_bytes()
         if have and need > MEMORY_SHARE * have:
             raise ValueError(f"a {nx} x {ny} mesh needs about {need / 2 ** 30:.3g} GiB for the "
@@ -213,7 +211,7 @@ class Membrane:
         default = PAPER_PROBES_RELATIVE if relative else DEFAULT_PROBES
         self.probes = dict(default if probes is None else probes)
         for name, xy in self.probes.items():
-            if len(xy) != 2:
+            if not (isinstance(xy, (tuple, list, np.ndarray)) and len(xy) == 2):
                 raise ValueError(f"probe {name} must be an (x, y) pair, got {xy!r}")
             x, y = xy
             check_finite(x, f"probe {name} x")

@@ -255,7 +255,10 @@ def _fast_path(U, U_c, W1, phi, start, conn, elem_eq, free_dofs, dndx, dndy, wei
             cuts += 1
             dlam *= 0.5
             if cuts > max_cuts:
-                status = INCREMENT_TOO_SMALL
+                # a tangent not positive definite, or a residual not finite, at the last try
+                # says why; "cut back below the minimum" hid it (nu = -0.3: 0 iterations)
+                if status != NOT_POSITIVE_DEFINITE and status != NOT_FINITE:
+                    status = INCREMENT_TOO_SMALL
                 break
             status = OK
     return status, n_path, total_it

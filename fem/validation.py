@@ -18,7 +18,10 @@ __all__ = ["check_finite", "check_positive", "check_int"]
 
 
 def check_finite(value, name):
-    """``value`` as a finite float; a ValueError naming it otherwise."""
+    """``value`` as a finite float; a ValueError naming it otherwise (a string or a bool
+    too: t='1' went on to a TypeError in a comparison)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"{name} must be a finite number, got {name}={value!r}")
     try:
         ok = math.isfinite(float(value))
     except (TypeError, ValueError):
@@ -30,8 +33,7 @@ def check_finite(value, name):
 
 def check_positive(value, name):
     """``value`` as a finite float > 0."""
-    check_finite(value, name)
-    if value <= 0:
+    if check_finite(value, name) <= 0:
         raise ValueError(f"{name} must be > 0, got {name}={value!r}")
     return float(value)
 

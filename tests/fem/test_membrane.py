@@ -148,8 +148,13 @@ def test_edge_conditions():
     (dict(b=float("inf")), "b must be a finite number"),
     (dict(nu=0.5), "nu must lie in (-1, 0.5), got nu=0.5"),
     (dict(nu=-1.0), "nu must lie in (-1, 0.5)"),
-    (dict(nx=0), "nx must be an integer >= 1, got nx=0"),
-    (dict(ny=2.5), "ny must be an integer >= 1, got ny=2.5"),
+    (dict(nx=0), "nx must be an integer >= 2, got nx=0"),
+    (dict(ny=2.5), "ny must be an integer >= 2, got ny=2.5"),
+    (dict(nx=1), "nx must be an integer >= 2, got nx=1"),
+    # strings and a probe of no pair: TypeErrors in a comparison or len()
+    (dict(t="1"), "t must be a finite number, got t='1'"),
+    (dict(nu="0.3"), "nu must be a finite number, got nu='0.3'"),
+    (dict(probes={"a": None}), "probe a must be an (x, y) pair, got None"),
     (dict(edges="free"), "unknown condition 'free'"),
     (dict(edges="w"), "at least one edge must be clamped"),
     (dict(probes={"q": (3.0, 0.5)}), "probe q=(3.0, 0.5) lies outside"),
@@ -165,3 +170,12 @@ def test_bad_solver_settings():
         Membrane().solve(mode="slow")
     with pytest.raises(ValueError, match="increments must be an integer >= 1, got increments=0"):
         Membrane().solve(increments=0)
+
+
+def test_fast_mode_names_a_tangent_not_positive_definite():
+    """nu = -0.3 fails at the first Newton step: fast mode cut back 40 times and reported
+    "load increment cut back below the minimum" after 0 iterations; paper mode named the
+    tangent."""
+    fast, paper = (Membrane(nu=-0.3).solve(mode=mode) for mode in ("fast", "paper"))
+    assert not fast.converged and fast.newton_iterations == 0
+    assert fast.reason == paper.reason == "tangent stiffness not positive definite"

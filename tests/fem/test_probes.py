@@ -102,3 +102,28 @@ def test_largest_strain_of_a_known_deformation():
     res.displacement[:, 0] = 0.1 * xy[:, 0]  # u = 0.1 x, w = 0.2 x: E_xx = (1.1^2 + 0.2^2 - 1) / 2
     res.displacement[:, 2] = 0.2 * xy[:, 0]
     assert res.max_strain() == pytest.approx(0.125, rel=1e-12)
+
+
+@pytest.mark.parametrize("values", [(-0.30, -0.40, -0.50), (-0.30, -0.40, -0.52),
+                                    (-0.3617, -0.3652, -0.3690), (1.0, 0.5, 0.14)])
+def test_differences_that_do_not_shrink_extrapolate_nothing(values):
+    """Orders <= 0 (and below MIN_ORDER) extrapolated anyway: 9.6e-16 for a sequence heading
+    below -0.5, and -0.3284 for one heading to -0.370 (the order -0.143 put the limit on the
+    wrong side of the data)."""
+    from fem.convergence import MIN_ORDER, richardson
+
+    d1, d2 = values[0] - values[1], values[1] - values[2]
+    assert np.log2(abs(d1 / d2)) < MIN_ORDER
+    p, f = richardson(*values)
+    assert np.isnan(p) and f == values[-1]
+
+
+def test_a_zero_limit_has_no_relative_error_to_divide_by():
+    """A probe on a clamped edge (or no load): 0 / 0 raised a ZeroDivisionError."""
+    from fem.convergence import ConvergenceResult
+
+    c = ConvergenceResult([(2, 2), (4, 4), (8, 8)], {"e": [0.0] * 3, "q": [1.0, 0.5, 0.25]},
+                          {"e": np.nan, "q": 1.0}, {}, {"e": 0.0, "q": 0.0},
+                          {"e": [0.0] * 3, "q": [1.0, 0.5, 0.25]}, {}, [0.0] * 3)
+    assert np.isnan(c.relative_error("e")) and c.relative_error("q") == np.inf
+    assert "nan" in c.summary()

@@ -132,6 +132,8 @@ def _run_fe(args):
     elif args.plot:
         _save_plot(res, args.plot)
     if args.json:
+        from ..execution.cache import jsonable
+
         out = {
             "inputs": {"l": args.l, "b": args.b, "t": args.t, "E": args.E, "nu": args.nu,
                        "p": args.p},
@@ -156,7 +158,8 @@ def _run_fe(args):
                 "asymptotic": conv.asymptotic}
         if not res.converged:
             out["reason"] = res.reason
-        print(json.dumps(out))
+        # strict JSON: every NaN or infinity (an order that did not settle, say) as null
+        print(json.dumps(jsonable(out, finite=True), allow_nan=False))
     else:
         print(res.summary() + f" (+ {startup * 1e3:.0f} ms to load the compiled solver)")
         print(f"largest Green-Lagrange strain {strain:.4g} (St. Venant-Kirchhoff holds to "

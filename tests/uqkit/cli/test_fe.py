@@ -40,8 +40,10 @@ def test_fe_table(capsys):
                                         (["--nu", "0.6"], "nu=0.6"),
                                         (["--E", "abc"], "'abc'"),
                                         (["--nx", "0"], "nx=0"),
-                                        (["--nx", "1", "--ny", "1"], "nx=1, ny=1"),
-                                        (["--nx", "3", "--ny", "1"], "nx=3, ny=1"),
+                                        (["--nx", "1", "--ny", "1"],
+                                         "nx must be an integer >= 2, got nx=1"),
+                                        (["--nx", "3", "--ny", "1"],
+                                         "ny must be an integer >= 2, got ny=1"),
                                         (["--nx", "100000", "--ny", "100000"], "GiB"),
                                         (["--plot", "w.txt"], "cannot write 'txt' files"),
                                         (["--probe", "c=0.5"], "write a probe as NAME=X,Y"),
@@ -142,3 +144,20 @@ def test_fe_reports_convergence_strain_and_solve_time_apart_from_startup(capsys)
     assert out["max_strain"] > 1 and out["strain_limit"] == 0.05
     assert "largest Green-Lagrange strain" in captured.err
     assert 0 < out["seconds"] and "startup_seconds" in out
+
+
+@pytest.mark.parametrize("extra", [["--p", "0"], ["--probe", "e=0,0.5"],
+                                   ["--probe", "q0=0.05,0.05"]])
+def test_fe_convergence_json_is_strict_and_a_zero_limit_no_crash(extra, capsys):
+    """A limit of 0 (no load, a probe on a clamped edge) stopped in a ZeroDivisionError, and
+    an order that did not settle was written as the bare token NaN, which JSON lacks."""
+    assert main(ARGS + ["--nx", "10", "--ny", "5", "--convergence", "3", "--json", *extra]) == 0
+    out = json.loads(capsys.readouterr().out,
+                     parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+    assert set(out["convergence"]["relative_error"]) == set(out["convergence"]["values"])
+
+
+def test_python_dash_m_uqkit_is_the_command():
+    done = subprocess.run([sys.executable, "-m", "uqkit", "--version"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0 and "uqkit" in done.stdout

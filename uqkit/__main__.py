@@ -1,0 +1,4 @@
+"""``python -m uqkit``: the ``uqkit`` command, as ``python -m uqkit.cli``."""
+from .cli.app import command
+
+command()
