@@ -158,7 +158,7 @@ def write_reports(out, report, markdown, log=print):
     ``out/report.md``; log where they are."""
     if "figures" in report:
         report["figures"] = {k: os.path.relpath(v, out) for k, v in report["figures"].items()}
-    write_json(os.path.join(out, "report.json"), report)
+    write_json(os.path.join(out, "report.json"), report, finite=True)  # strict: NaN as null
     with open(os.path.join(out, "report.md"), "w") as fh:
         fh.write(markdown)
     log(f"report: {os.path.join(out, 'report.md')}")

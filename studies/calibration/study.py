@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from ..common import fe_model, locked
+from ..common import fe_model, locked, study_cache
 from .settings import CONTROL, VARIANTS
 from .report import _figure, _markdown
 
@@ -71,28 +71,35 @@ def run(study, log=print):
     inputs = table3()
     fe = fe_model(study.nx, study.ny)
     truth, noise_std, observed = measurements(study, fe, inputs)
-    log(f"true inputs {dict(zip(inputs.names, truth[0].round(6)))}; measured w "
+    log(f"true inputs {dict(zip(inputs.names, truth[0].round(6).tolist()))}; measured w "
         f"{observed.mean(axis=0).round(5).tolist()} (noise std {noise_std.round(6).tolist()})")
     execution = {"workers": study.workers, "dask": study.dask, "progress": study.progress}
     posts, seconds = {}, {}
+    # a store per settings that decide its runs (at fixed paths, another noise or seed on
+    # the same --out stopped in a traceback: "holds other inputs than this run")
+    cache = study_cache(study)
+    measured = {"seed": study.seed, "noise": study.noise, "nx": study.nx, "ny": study.ny,
+                "n_measurements": study.n_measurements, "n_samples": study.n_samples}
 
     t0 = time.perf_counter()
     posts["fe"] = calibrate(fe, inputs, observed, noise_std, n_samples=study.n_samples,
-                            seed=study.seed, store=os.path.join(study.out, "fe-runs"),
+                            seed=study.seed, store=cache.path("fe-runs", measured),
                             **execution)
     seconds["fe"] = time.perf_counter() - t0
     log(f"FE posterior: {posts['fe'].model_runs} FE runs, {seconds['fe']:.1f} s")
     t0 = time.perf_counter()
     posts[CONTROL] = calibrate(fe, inputs, observed, noise_std, n_samples=study.n_samples,
                                seed=study.seed + 1,
-                               store=os.path.join(study.out, "fe-runs-other-seed"),
+                               store=cache.path("fe-runs-other-seed", measured),
                                **execution)
     seconds[CONTROL] = time.perf_counter() - t0
     log(f"FE posterior with another seed (the control): {seconds[CONTROL]:.1f} s")
 
     t0 = time.perf_counter()
     train = propagate(fe, sample(inputs, study.n_train, rule="lhs", seed=study.seed),
-                      store=os.path.join(study.out, "train-runs"), **execution)
+                      store=cache.path("train-runs", {"seed": study.seed, "nx": study.nx,
+                                                      "ny": study.ny, "n_train": study.n_train}),
+                      **execution)
     X, Y = train.inputs.values[train.ok], train.outputs[train.ok]
     train_s = time.perf_counter() - t0
     surrogates = {}
@@ -135,7 +142,7 @@ def run(study, log=print):
     report["chi2_at_truth"] = float((((observed - w_truth) / noise_std) ** 2).sum())
     report["fe_corr_b_Et"] = float(np.corrcoef(
         reference.samples[:, inputs.names.index("b")], _product(reference))[0, 1])
-    write_json(os.path.join(study.out, "report.json"), report)
+    write_json(os.path.join(study.out, "report.json"), report, finite=True)
     np.savez(os.path.join(study.out, "posterior_draws.npz"), names=np.array(inputs.names),
              **{name: post.samples for name, post in posts.items()})
     _figure(study, posts, dict(zip(inputs.names, truth_row)))

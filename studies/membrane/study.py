@@ -180,7 +180,7 @@ def study_tasks(study, fe, fig_index, uq_paths):
         tasks[f"uq-{n_uq}-{prior_name}"] = UQMonteCarloTask(n_uq, uq_paths[prior_name], Xmc,
                                                             fe.Wt)
     tasks["discretisation"] = DiscretisationTask(study.nx, study.ny)
-    tasks["load-paths"] = LoadPathsTask(study.n_paths, 1000 * s + 5)
+    tasks["load-paths"] = LoadPathsTask(study.n_paths, 1000 * s + 5, nx=study.nx, ny=study.ny)
     return tasks
 
 

@@ -27,13 +27,14 @@ def _effect(r):
 
 def paired_standard_error(a, b):
     """The standard error of mean(a) - mean(b) from the pairs' differences a_s - b_s (the
-    seeds' results of two priors on the same data); 0 for a single pair.
+    seeds' results of two priors on the same data); NaN for a single pair, which has none
+    (0 made one seed's difference read as significant).
 
     >>> round(paired_standard_error([1.0, 2.0, 3.1], [0.5, 1.5, 2.5]), 4)  # sd 0.0577 / sqrt 3
     0.0333
     """
     d = np.asarray(a, float) - np.asarray(b, float)
-    return float(np.std(d, ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+    return float(np.std(d, ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
 
 
 def hierarchical_verdict(nll, accuracy, se):
@@ -43,7 +44,11 @@ def hierarchical_verdict(nll, accuracy, se):
 
     >>> hierarchical_verdict(-0.1, -0.05, 0.01)
     'mixed: a lower NLL but a lower accuracy'
+    >>> hierarchical_verdict(-0.1, 0.0, float("nan"))
+    'n/a: one seed gives no standard error'
     """
+    if not np.isfinite(se):
+        return "n/a: one seed gives no standard error"
     if nll < -se:
         return "yes" if accuracy >= 0 else "mixed: a lower NLL but a lower accuracy"
     if nll > se:
@@ -111,10 +116,16 @@ def _markdown(study, r):
         e = eff["0.3"]
         se = e["nll_se"]
         verdict = hierarchical_verdict(e["nll"], e["accuracy"], se)
+        # a Laplace fit against a mean-field one: the difference is the inference's too
+        mixed = (base in lap) != (f"hier-{base}" in lap)
         lines.append(f"- {base}: accuracy {r['accuracy'][base]['0.3']:.4f} -> "
                      f"{r['accuracy'][f'hier-{base}']['0.3']:.4f} ({e['accuracy']:+.4f}), "
                      f"NLL {r['nll'][base]['0.3']:.4f} -> {r['nll'][f'hier-{base}']['0.3']:.4f} "
-                     f"({e['nll']:+.4f} +- {se:.4f}), ECE {e['ece']:+.4f} -> {verdict}.")
+                     f"({e['nll']:+.4f} +- {se:.4f}), ECE {e['ece']:+.4f} -> {verdict}"
+                     + (f" ({'Laplace' if base in lap else 'mean field'} against "
+                        f"{'Laplace' if f'hier-{base}' in lap else 'mean field'}: the "
+                        "difference mixes the prior with the inference)" if mixed else "")
+                     + ".")
     lines += figure_section(r["figures"])
     return "\n".join(lines) + "\n"
 

@@ -80,8 +80,10 @@ def _markdown(rep):
             lines.append(f"| {out} | {name} | " + " | ".join(cells) + " |")
     diff = sob["max_abs_difference_from_fe"]
     lines += ["", "Largest difference from the FE indices: " + "; ".join(
-        f"{k} first {v['first']:.4f}, total {v['total']:.4f}" for k, v in diff.items()) + ".",
-        "", f"Total wall time: {rep['total_seconds']:.0f} s.", "",
-        "## Figures", "", "![active learning](active_learning.png)", "",
-        "![Sobol' indices](sobol.png)", ""]
+        f"{k} first {v['first']:.4f}, total {v['total']:.4f}" for k, v in diff.items()) + "."]
+    if sob.get("warnings"):
+        lines += ["", "Warnings:", *[f"- {w}" for w in sob["warnings"]]]
+    lines += ["", f"Total wall time: {rep['total_seconds']:.0f} s.", "",
+              "## Figures", "", "![active learning](active_learning.png)", "",
+              "![Sobol' indices](sobol.png)", ""]
     return "\n".join(lines)

@@ -6,6 +6,7 @@ fem and surrogates inside the tasks that need them.
 import hashlib
 import math
 import time
+import warnings
 from dataclasses import asdict
 
 import numpy as np
@@ -101,8 +102,6 @@ def _method_options(study, name, candidates):
 
 def run_method(study, name, g, candidates, settings, log):
     """One method's result (a JSON-friendly dict), from the cache if it finished before."""
-    import warnings
-
     from uqkit.reliability import failure_probability
 
     cache = study_cache(study)
@@ -227,8 +226,17 @@ def run(study, log=print):
     methods = {}
     for name in METHODS:
         methods[name] = run_method(study, name, g, U_truth, settings, log)
-    sobol, results = sobol_comparison(study, model, log)
+    # their warnings (a PCE that does not resolve the model, intervals that may undercover)
+    # reach the report, as the methods' do: they went to stderr alone
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sobol, results = sobol_comparison(study, model, log)
+    sobol_warnings = sorted({str(w.message) for w in caught
+                             if issubclass(w.category, UserWarning)})
+    for m in sobol_warnings:
+        log(f"Sobol': warning: {m}")
     report = _report(study, threshold, threshold_ci, truth, methods, sobol, truth_res, t_start)
+    report["sobol"]["warnings"] = sobol_warnings
     report["figures"] = _figures(study, methods, truth, results)
     from ..common import write_reports
 

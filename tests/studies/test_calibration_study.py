@@ -64,3 +64,19 @@ def test_the_comparisons_are_the_distances_between_the_saved_draws(tiny):
 def test_bad_settings_are_refused(tmp_path, kw, message):
     with pytest.raises(ValueError, match=message):
         CalibrationStudy(out=str(tmp_path), **kw)
+
+
+def test_another_noise_on_the_same_out_runs_beside_the_first(tiny):
+    """Its FE stores sat at fixed paths: another noise (seed, sample count...) on the same
+    --out stopped in a traceback, "holds other inputs than this run". The report is strict
+    JSON (NaN as null), and the first settings' runs are loaded again afterwards."""
+    from dataclasses import replace
+
+    study, report = tiny
+    other = run(replace(study, noise=0.02), log=lambda *_: None)
+    assert other["noise_std"] == pytest.approx(2 * np.asarray(report["noise_std"]), rel=1e-12)
+    json.loads(open(os.path.join(study.out, "report.json")).read(),
+               parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+    again = run(study, log=lambda *_: None)
+    assert again["fe_train_loaded"] == again["fe_train_runs"] == 32
+    assert again["posteriors"]["fe"]["mean"] == report["posteriors"]["fe"]["mean"]

@@ -89,8 +89,9 @@ def test_fits_follow_their_settings(tiny):
     assert sum(name.startswith("uq-") and name.endswith(".pt") for name in entries) == 2
     assert sum(name.startswith("fe-") for name in entries) == 4
     assert fit_settings(replace(study, workers=1, n_truth=5000), model) == settings
-    for change in ({"epochs": 300}, {"max_iter": 123}, {"seed": 1}, {"n_validation": 300}, {"paper": True},
-                   {"priors": {"direct": "normal(0, 2)"}}, {"n_uq_train": 700}):
+    for change in ({"epochs": 300}, {"max_iter": 123}, {"seed": 1}, {"n_validation": 300},
+                   {"paper": True}, {"priors": {"direct": "normal(0, 2)"}},
+                   {"n_uq_train": 700}):
         assert fit_settings(replace(study, **change), model) != settings, change
     assert fit_settings(study, MembraneModel(nx=10, ny=5)) != settings
 
@@ -257,3 +258,21 @@ def test_uq_order_puts_each_monte_carlo_after_the_fit_that_saves_its_file():
     assert uq_order(tasks) == {"uq-8-hierarchical": "uq-8-hierarchical-fit",
                                "uq-8-direct": "uq-8-direct-fit"}
 
+
+
+def test_the_load_paths_of_fig7a_are_solved_on_the_studys_mesh():
+    """They were solved on the default 20 x 10 mesh whatever --nx/--ny: a 10 x 6 study's
+    Fig. 7a ended at the 20 x 10 mesh's -2.63025, its own mesh gives -2.66153."""
+    import numpy as np
+
+    from fem import Membrane
+    from studies.membrane.tasks import LoadPathsTask, load_paths_task
+    from uqkit import sample
+    from uqkit.presets import table3
+
+    row = sample(table3(), 1, seed=5).values[0]
+    paths = load_paths_task(LoadPathsTask(1, 5, nx=10, ny=6))
+    own = Membrane(*row, nx=10, ny=6, probe_frame="relative").solve(increments=60)
+    default = Membrane(*row, probe_frame="relative").solve(increments=60)
+    np.testing.assert_array_equal(paths[0]["w"], own.path_w.tolist())
+    assert not np.allclose(paths[0]["w"][-1], default.path_w[-1], rtol=1e-4)

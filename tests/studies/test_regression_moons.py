@@ -130,8 +130,12 @@ def test_moons_study_fast(tmp_path):
             assert data["accuracy_min"][p][nz] <= data["accuracy"][p][nz]
             assert data["goals"][p][nz]["met"] == (data["accuracy_min"][p][nz]
                                                    >= {"0.1": 0.99, "0.3": 0.88}[nz])
-    # the Laplace rows by default; the hierarchical Cauchy prior has no Laplace marginal
+    # the Laplace rows by default; the hierarchical Cauchy prior has no Laplace marginal,
+    # and the report says its pair mixes the prior with the inference
     assert data["vi_priors"] == ["hier-cauchy"]
+    markdown = open(tmp_path / "report.md").read()
+    assert markdown.count("the difference mixes the prior with the inference") == 1
+    assert "- cauchy: " in markdown.split("mixes the prior")[0].splitlines()[-1]
     assert data["accuracy"]["normal"]["0.1"] > 0.95
     # calibration error at low noise is small, and stronger noise lowers accuracy
     assert all(data["ece"][p]["0.1"] < 0.1 for p in PRIORS)
@@ -294,3 +298,17 @@ def test_the_moons_nll_difference_is_judged_by_its_paired_standard_error():
                                         * e["nll"], rel=1e-9)
     assert e["nll_se"] < 0.001 < 0.05
     assert hierarchical_verdict(e["nll"], 0.0, e["nll_se"]) == "yes"
+
+
+def test_one_moons_seed_gives_no_verdict_and_the_cauchy_pair_says_what_it_mixes():
+    """With --seeds 1 the paired standard error was 0, and any difference read as 'yes' or
+    'no, it did worse'; the cauchy pair compares a Laplace fit with a mean-field one."""
+    from studies.moons.report import _effect, hierarchical_verdict, paired_standard_error
+
+    assert np.isnan(paired_standard_error([0.18], [0.20]))
+    assert hierarchical_verdict(-0.1, 0.0, float("nan")) == \
+        "n/a: one seed gives no standard error"
+    r = {m: {p: {nz: 0.0 for nz in ("0.1", "0.3")} for b in ("laplace", "normal", "cauchy")
+             for p in (b, f"hier-{b}")} for m in ("accuracy", "nll", "ece")}
+    r["nll_seeds"] = {p: {nz: [0.2] for nz in ("0.1", "0.3")} for p in r["nll"]}
+    assert all(np.isnan(e["0.3"]["nll_se"]) for e in _effect(r).values())

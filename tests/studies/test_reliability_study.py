@@ -47,6 +47,11 @@ def test_report_schema(tiny):
         assert os.path.getsize(os.path.join(study.out, name)) > 1000
     md = open(os.path.join(study.out, "report.md")).read()
     assert "| active-bdl" in md and "Sobol'" in md
+    # the Sobol' section's warnings (n = 16: intervals that may undercover; a PCE of 32 runs)
+    # are in the report, as the methods' are: they went to stderr alone
+    sobol_warnings = data["sobol"]["warnings"]
+    assert any("may cover less than their level" in w for w in sobol_warnings)
+    assert all(f"- {w}" in md.split("## Sobol'")[1] for w in sobol_warnings)
 
 
 def test_truth_and_threshold_follow_the_fe_runs(tiny):
