@@ -268,7 +268,7 @@ def importance_sampling(ls, rng, n=None, level=0.95, form_result=None, target_co
 
 def hyperplane_ess_ratio(beta):
     """The share ESS / failing draws that importance sampling at the design point expects of a
-    hyperplane at distance |beta| (module notes): ``erfcx(b / sqrt 2)^2 / erfcx(sqrt 2 b)``.
+    hyperplane at distance ``abs(beta)`` (module notes): ``erfcx(b / sqrt 2)^2 / erfcx(sqrt 2 b)``.
 
     >>> round(hyperplane_ess_ratio(3.0), 3), round(hyperplane_ess_ratio(4.5), 3)
     (0.456, 0.328)
