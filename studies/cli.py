@@ -15,7 +15,8 @@ __all__ = ["add_study"]
 
 def _common(p):
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="output directory: report, figures and the cache of every result")
+                   help="output directory: report, figures and the cache of every result; "
+                   "another study's is refused")
     p.add_argument("--workers", type=int, help="local processes (default: every core)")
     p.add_argument("--paper", action="store_true", help="the paper's (long) training settings")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -47,7 +48,8 @@ def add_study(sub):
                            description="Table-3 inputs -> FE data -> BDL surrogates -> "
                            "surrogate Monte Carlo vs FE truth.")
     m.add_argument("--out", required=True, metavar="DIR",
-                   help="output directory: report, figures and the cache of every result")
+                   help="output directory: report, figures and the cache of every result; "
+                   "another study's is refused")
     _option(m, d, "--seed", "master seed of every data set and fit")
     where = m.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, help="local processes (default: every core)")
@@ -174,7 +176,7 @@ def _run_study(name, module, cls, args, fe_first=False, **settings):
 
     from uqkit.cli import check_output_dir
 
-    from .common import warm_fe_pool
+    from .common import check_study_dir, warm_fe_pool
 
     mod = importlib.import_module(module)
     try:
@@ -190,6 +192,10 @@ def _run_study(name, module, cls, args, fe_first=False, **settings):
         except ValueError as exc:
             raise UsageError(f"uqkit study {name}: {exc}") from None
     check_output_dir(args.out, f"uqkit study {name}: --out")
+    try:
+        check_study_dir(args.out, name)
+    except StudyInputError as exc:
+        raise UsageError(f"uqkit study {name}: --out {exc}") from None
     if fe_first:
         warm_fe_pool(study, getattr(mod, "WORKER_MODULES", ()))
     try:

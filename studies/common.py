@@ -10,7 +10,8 @@ from uqkit.execution.cache import ResultCache, cached_map, write_json
 __all__ = ["RUNTIME", "SHARED_CODE", "cache_settings", "locked", "StudyError",
            "StudyInputError", "code_modules", "code_version", "study_cache", "run_tasks",
            "pyplot", "save_figure", "figure_section", "write_reports", "best_by_evidence",
-           "fit_restarts", "evidence_choice", "fe_model", "warm_fe_pool"]
+           "fit_restarts", "evidence_choice", "fe_model", "warm_fe_pool", "MARKER",
+           "study_of", "check_study_dir", "claim_study_dir"]
 
 
 #: Study settings that say where and how runs execute, not what they compute.
@@ -30,17 +31,74 @@ def cache_settings(study, version, ignore=()):
 def locked(run):
     """Decorate a study's ``run(study, ...)``: it holds the lock of ``study.out`` while it
     runs, so that two runs never write one output directory (the second is refused with a
-    message naming the first)."""
+    message naming the first), and claims the directory for its study, the package it is
+    defined in (:func:`claim_study_dir`: another study's output directory is refused)."""
     import functools
 
     from uqkit.execution.store import directory_lock
 
+    name = run.__module__.split(".")[-2]
+
     @functools.wraps(run)
     def wrapper(study, *args, **kwargs):
         with directory_lock(study.out):
+            claim_study_dir(study.out, name)
             return run(study, *args, **kwargs)
 
     return wrapper
+
+
+#: The file of an output directory that names the study whose output it holds.
+MARKER = ".uqkit-study"
+
+
+#: The title (first line) of each study's report.md, which names the study of an output
+#: directory that an older uqkit wrote without a :data:`MARKER`.
+REPORT_TITLES = {"# Membrane UQ study": "membrane", "# Regression benchmark": "regression",
+                 "# Two moons": "moons", "# Wind pressure": "wind",
+                 "# Membrane reliability": "reliability", "# Calibration study": "calibration"}
+
+
+def study_of(out):
+    """The study whose output directory ``out`` is: the name in its :data:`MARKER`, else the
+    study its ``report.md`` title names (an older uqkit's output), else None (no such
+    directory, or none of a study's output recognised)."""
+    try:
+        with open(os.path.join(out, MARKER)) as fh:
+            return fh.read().strip() or None
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(out, "report.md")) as fh:
+            title = fh.readline()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((n for t, n in REPORT_TITLES.items() if title.startswith(t)), None)
+
+
+def check_study_dir(out, name):
+    """Refuse an output directory that holds another study's output (:func:`study_of`): the
+    second study would overwrite the first one's report. The same study's directory is
+    resumed; a directory of no recognised study is taken as it is.
+
+    Raises:
+        StudyInputError: naming both studies.
+    """
+    other = study_of(out)
+    if other is not None and other != name:
+        raise StudyInputError(f"{out!r} holds the output of the {other} study; give the "
+                              f"{name} study another --out")
+
+
+def claim_study_dir(out, name):
+    """:func:`check_study_dir`, then mark ``out`` (created if needed) as the output of the
+    study ``name`` (its :data:`MARKER`)."""
+    check_study_dir(out, name)
+    path = os.path.join(out, MARKER)
+    if not os.path.isfile(path):
+        os.makedirs(out, exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(name + "\n")
 
 
 def fe_model(nx=20, ny=10):
