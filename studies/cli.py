@@ -13,22 +13,28 @@ from .common import StudyError, StudyInputError
 __all__ = ["add_study"]
 
 
-def _common(p):
+def _common(p, paper="the paper's (long) training settings"):
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output directory: report, figures and the cache of every result; "
                    "another study's is refused")
     p.add_argument("--workers", type=int, help="local processes (default: every core)")
-    p.add_argument("--paper", action="store_true", help="the paper's (long) training settings")
+    p.add_argument("--paper", action="store_true", help=paper)
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def _option(parser, defaults, flag, text, type=int, paper=None):
+def _option(parser, defaults, flag, text, type=int):
     """``--flag`` of the settings field it names (``--n-truth``: ``n_truth``), its default
-    read from the study's settings dataclass and shown in the help."""
+    read from the study's settings dataclass and shown in the help. A field whose default
+    differs with --paper (:class:`_ByMode`) defaults to None, which the study resolves, so
+    that a value given is kept with --paper too."""
     key = flag[2:].replace("-", "_")
-    note = "" if paper is None else f"; --paper: {paper}"
-    parser.add_argument(flag, type=type, default=defaults[key],
-                        help=f"{text} (default {defaults[key]}{note})")
+    default = defaults[key]
+    if isinstance(default, _ByMode):
+        parser.add_argument(flag, type=type, default=None,
+                            help=f"{text} (default {default.ours}; --paper: {default.paper} "
+                                 "unless given)")
+    else:
+        parser.add_argument(flag, type=type, default=default, help=f"{text} (default {default})")
 
 
 def _laplace_options(parser, defaults):
@@ -55,7 +61,8 @@ def add_study(sub):
     where.add_argument("--workers", type=int, help="local processes (default: every core)")
     where.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler for the FE runs")
     m.add_argument("--paper", action="store_true",
-                   help="the paper's settings: 5e5 FE truth, batch 16, 200 ELBO samples")
+                   help="the paper's settings: mean-field VI, batch 16, 200 ELBO samples, "
+                   "5e5 FE truth runs (unless --n-truth is given)")
     sizes = ",".join(map(str, d["train_sizes"]))
     m.add_argument("--train-sizes", default=sizes,
                    help=f"comma-separated training sizes (default {sizes})")
@@ -66,7 +73,7 @@ def add_study(sub):
                        ("--n-uq-train", "FE runs the UQ surrogates train on"),
                        ("--n-surrogate-mc", "surrogate Monte Carlo samples")):
         _option(m, d, flag, text)
-    _option(m, d, "--n-truth", "FE Monte Carlo truth samples", paper=500000)
+    _option(m, d, "--n-truth", "FE Monte Carlo truth samples")
     for flag, text in (("--epochs", "Adam epochs of every --paper BDL fit"),
                        ("--max-iter", "L-BFGS iterations of every default BDL fit"),
                        ("--nx", "FE elements along l"), ("--ny", "FE elements along b")):
@@ -78,7 +85,8 @@ def add_study(sub):
     m.set_defaults(func=_run_membrane)
 
     r = studies.add_parser("regression", help="x sin x regression benchmark (paper example 1)")
-    _common(r)
+    _common(r, paper="the paper's training: NN by SGD, BDL rows by mean-field VI, plus "
+            "BDL-warm and BDL-tempered")
     d = _defaults("studies.regression", "RegressionStudy")
     _option(r, d, "--seeds", "data draws per cell")
     _option(r, d, "--tempered-kl", "KL weight of the --paper BDL-tempered row, in (0, 1]",
@@ -87,16 +95,18 @@ def add_study(sub):
     r.set_defaults(func=_run_regression)
 
     c = studies.add_parser("moons", help="two-moons classification with six priors (example 2)")
-    _common(c)
+    _common(c, paper="every row by the paper's mean-field VI: 50000 epochs (unless --epochs is "
+            "given), Adam lr 1e-3")
     d = _defaults("studies.moons", "MoonsStudy")
     _option(c, d, "--seeds", "data draws per cell")
     _option(c, d, "--epochs", "Adam epochs of the mean-field VI fits: the hierarchical Cauchy "
-            "row, every row with --paper", paper="50000 unless given")
+            "row, every row with --paper")
     _laplace_options(c, d)
     c.set_defaults(func=_run_moons)
 
     w = studies.add_parser("wind", help="wind-pressure fields on a tall building (example 4)")
-    _common(w)
+    _common(w, paper="the paper's sizes 100, 200, ..., 700 and 3 seeds (unless --seeds is "
+            "given)")
     w.add_argument("--tpu", metavar="FILE.mat",
                    help="a TPU high-rise database file (default: the shipped synthetic one)")
     d = _defaults("studies.wind", "WindStudy")
@@ -109,10 +119,11 @@ def add_study(sub):
         description="P[w(p1) <= threshold] by FE Monte Carlo, FORM, SORM, importance sampling, "
         "subset simulation and active learning (GP and BDL); Sobol' indices of w(p1), w(p2), "
         "w(p3) from FE runs and from a BDL surrogate.")
-    _common(rel)
+    _common(rel, paper="1e6 FE truth runs and 4096 FE Sobol' base samples (unless --n-truth "
+            "or --n-sobol is given)")
     d = _defaults("studies.reliability", "ReliabilityStudy")
     _option(rel, d, "--seed", "master seed")
-    _option(rel, d, "--n-truth", "FE Monte Carlo truth runs", paper=1000000)
+    _option(rel, d, "--n-truth", "FE Monte Carlo truth runs")
     _option(rel, d, "--n-pilot", "FE runs of the pilot that sets the threshold")
     _option(rel, d, "--quantile", "the threshold's quantile of w(p1) in the pilot", type=float)
     rel.add_argument("--max-runs", type=int,
@@ -143,13 +154,24 @@ def _add_calibration(studies):
     cal.set_defaults(func=_run_calibration)
 
 
+class _ByMode(tuple):
+    """A setting's default without and with --paper: ``(ours, paper)``."""
+
+    ours = property(lambda self: self[0])
+    paper = property(lambda self: self[1])
+
+
 def _defaults(module, cls):
-    """The defaults of a study's settings dataclass, read from it (not repeated here)."""
+    """The defaults of a study's settings dataclass, read from it (not repeated here); a field
+    of the settings module's ``PAPER_DEFAULTS`` (None in the dataclass: ours, or the paper's
+    with --paper) as a :class:`_ByMode`."""
     import dataclasses
     import importlib
 
     fields = dataclasses.fields(getattr(importlib.import_module(module), cls))
-    return {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+    modes = getattr(importlib.import_module(module + ".settings"), "PAPER_DEFAULTS", {})
+    return {f.name: _ByMode(modes[f.name]) if f.name in modes else f.default
+            for f in fields if f.default is not dataclasses.MISSING}
 
 
 def _run_calibration(args):

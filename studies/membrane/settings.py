@@ -9,8 +9,8 @@ from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
-__all__ = ["PROBES", "PAPER_R2", "PRIORS", "MembraneStudy", "discretisation_levels",
-           "WORKER_MODULES"]
+__all__ = ["PROBES", "PAPER_R2", "PRIORS", "PAPER_DEFAULTS", "MembraneStudy",
+           "discretisation_levels", "WORKER_MODULES"]
 
 #: What the pool's workers import for the study's tasks (the FE, then the fits: torch
 #: through the BDL), which the local pool's fork server imports once for all of them
@@ -32,6 +32,11 @@ PAPER_R2 = {"direct": {64: 0.9720, 128: 0.9982, 256: 0.9990, 512: 0.9993},
 PRIORS = {"direct": "normal(0, 1)", "hierarchical": "hierarchical-normal"}
 
 
+#: The settings whose default (None) is ours, or the paper's with ``paper``: name -> (ours,
+#: the paper's). A value given is kept with ``paper`` too.
+PAPER_DEFAULTS = {"n_truth": (20_000, 500_000)}
+
+
 @dataclass
 class MembraneStudy:
     """Settings of the membrane study (the defaults finish in a few minutes on 2 cores).
@@ -47,9 +52,10 @@ class MembraneStudy:
         n_seeds: training seeds per (prior, size); medians and spreads are over them.
         n_uq_train: FE runs the UQ surrogates train on (paper: 1000).
         n_surrogate_mc: surrogate Monte Carlo samples (paper: 1e5).
-        n_truth: FE Monte Carlo ground-truth samples (paper: 5e5).
+        n_truth: FE Monte Carlo ground-truth samples (default None: 20,000, with ``paper``
+            the paper's 5e5; a value given is kept, :data:`PAPER_DEFAULTS`).
         paper: train with the paper's method and exact settings (mean-field VI, batch 16,
-            200 ELBO samples) and use the paper's 5e5 truth.
+            200 ELBO samples) and use the paper's 5e5 truth unless ``n_truth`` is given.
         epochs: Adam epochs of ``--paper`` fits; max_iter: L-BFGS iterations of the default
             fits.
         workers: processes for FE runs and training; dask: a Dask scheduler address for the FE.
@@ -67,7 +73,7 @@ class MembraneStudy:
     n_seeds: int = 5
     n_uq_train: int = 1000
     n_surrogate_mc: int = 100_000
-    n_truth: int = 20_000
+    n_truth: int = None
     paper: bool = False
     workers: int = None
     dask: str = None
@@ -81,14 +87,15 @@ class MembraneStudy:
     retry_failed: bool = False
 
     def __post_init__(self):
+        for name, (ours, papers) in PAPER_DEFAULTS.items():  # a value given always wins
+            if getattr(self, name) is None:
+                setattr(self, name, papers if self.paper else ours)
         for name in ("n_validation", "n_calibration", "n_seeds", "n_uq_train", "n_surrogate_mc",
                      "n_truth", "epochs", "max_iter"):
             check_count(getattr(self, name), name)
         if not self.train_sizes or any(int(n) < 8 for n in self.train_sizes):
             raise ValueError(f"train_sizes must be integers >= 8, got {self.train_sizes!r}")
         self.train_sizes = tuple(sorted(int(n) for n in self.train_sizes))
-        if self.paper:
-            self.n_truth = max(self.n_truth, 500_000)
         self.workers = worker_count(self.workers)
         MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now
         if discretisation_levels(self.nx, self.ny) < 3:

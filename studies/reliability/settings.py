@@ -9,7 +9,7 @@ from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
-__all__ = ["PROBES", "METHODS", "ReliabilityStudy"]
+__all__ = ["PROBES", "METHODS", "PAPER_DEFAULTS", "ReliabilityStudy"]
 
 
 #: The membrane's outputs: the deflections at the paper's probes p1, p2 and p3.
@@ -18,6 +18,11 @@ PROBES = ("p1", "p2", "p3")
 
 #: The methods of the comparison, in the report's order.
 METHODS = ("form", "sorm", "is", "subset", "active-gp", "active-bdl")
+
+
+#: The settings whose default (None) is ours, or the paper's with ``paper``: name -> (ours,
+#: the paper's). A value given is kept with ``paper`` too.
+PAPER_DEFAULTS = {"n_truth": (100_000, 1_000_000), "n_sobol": (1024, 4096)}
 
 
 @dataclass
@@ -36,7 +41,9 @@ class ReliabilityStudy:
         n_sobol_train: FE runs (Latin hypercube) the BDL and the PCE of the indices train on.
         n_sobol_surrogate: base samples of the surrogate's indices (a power of two).
         max_iter: L-BFGS iterations of every BDL fit.
-        paper: a larger run (1e6 truth, 2^12 FE Sobol' base samples).
+        paper: a larger run (1e6 truth, 2^12 FE Sobol' base samples), ``n_truth`` and
+            ``n_sobol`` defaulting (None) to these instead of 1e5 and 2^10; a value given is
+            kept (:data:`PAPER_DEFAULTS`).
         workers, dask: processes (or a Dask scheduler) for the FE runs.
         nx, ny: the FE mesh.
     """
@@ -45,11 +52,11 @@ class ReliabilityStudy:
     seed: int = 0
     quantile: float = 1e-3
     n_pilot: int = 20_000
-    n_truth: int = 100_000
+    n_truth: int = None
     n_is: int = 2000
     n_subset: int = 1000
     max_runs: int = None
-    n_sobol: int = 1024
+    n_sobol: int = None
     n_sobol_train: int = 256
     n_sobol_surrogate: int = 8192
     max_iter: int = 2000
@@ -62,9 +69,9 @@ class ReliabilityStudy:
     retry_failed: bool = False
 
     def __post_init__(self):
-        if self.paper:
-            self.n_truth = max(self.n_truth, 1_000_000)
-            self.n_sobol = max(self.n_sobol, 4096)
+        for name, (ours, papers) in PAPER_DEFAULTS.items():  # a value given always wins
+            if getattr(self, name) is None:
+                setattr(self, name, papers if self.paper else ours)
         if self.max_runs is None:
             self.max_runs = max(self.n_truth // 100, 20)
         for name in ("n_pilot", "n_truth", "n_is", "n_subset", "max_runs", "n_sobol",

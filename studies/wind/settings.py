@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
-__all__ = ["SYNTHETIC", "PRIORS", "NETS", "PAPER_RMS", "WindStudy"]
+__all__ = ["SYNTHETIC", "PRIORS", "NETS", "PAPER_RMS", "PAPER_DEFAULTS", "WindStudy"]
 
 
 #: The shipped synthetic building in the TPU database's .mat layout.
@@ -36,14 +36,22 @@ PAPER_RMS = {
                      "rightside": (0.033, 0.025, 0.023, 0.020, 0.014, 0.011)}}
 
 
+#: The settings whose default (None) is ours, or the paper's with ``paper``: name -> (ours,
+#: the paper's). A value given is kept with ``paper`` too.
+PAPER_DEFAULTS = {"sizes": ((100, 200, 400, 700), tuple(range(100, 701, 100))),
+                  "seeds": (2, 3)}
+
+
 @dataclass
 class WindStudy:
-    """Settings; ``paper`` runs every size 100..700 with 3 seeds."""
+    """Settings; ``sizes`` and ``seeds`` default (None) to 100, 200, 400, 700 and 2, with
+    ``paper`` to every size 100..700 and 3 seeds (:data:`PAPER_DEFAULTS`; a value given is
+    kept)."""
 
     out: str
     tpu: str = None
-    sizes: tuple = (100, 200, 400, 700)
-    seeds: int = 2
+    sizes: tuple = None
+    seeds: int = None
     grid: tuple = (250, 750)
     epochs: int = 1000
     paper: bool = False
@@ -51,8 +59,9 @@ class WindStudy:
     progress: bool = True
 
     def __post_init__(self):
-        if self.paper:
-            self.sizes, self.seeds = tuple(range(100, 701, 100)), max(self.seeds, 3)
+        for name, (ours, papers) in PAPER_DEFAULTS.items():  # a value given always wins
+            if getattr(self, name) is None:
+                setattr(self, name, papers if self.paper else ours)
         check_count(self.seeds, "seeds")
         if not self.sizes or any(int(n) < 10 for n in self.sizes):
             raise ValueError(f"sizes must be integers >= 10, got {self.sizes!r}")
