@@ -95,7 +95,8 @@ class MembraneStudy:
             check_count(getattr(self, name), name)
         if not self.train_sizes or any(int(n) < 8 for n in self.train_sizes):
             raise ValueError(f"train_sizes must be integers >= 8, got {self.train_sizes!r}")
-        self.train_sizes = tuple(sorted(int(n) for n in self.train_sizes))
+        # each size once: 32,16,32 fitted and reported 32 twice ("training sizes [16, 32, 32]")
+        self.train_sizes = tuple(sorted({int(n) for n in self.train_sizes}))
         self.workers = worker_count(self.workers)
         MembraneModel(nx=self.nx, ny=self.ny)  # the mesh, validated now
         if discretisation_levels(self.nx, self.ny) < 3:

@@ -39,8 +39,8 @@ def _figures(study, methods, truth, results):
     return figs
 
 
-def _fmt_ci(ci):
-    return "-" if ci is None else f"[{ci[0]:.3g}, {ci[1]:.3g}]"
+def _fmt_ci(ci, digits=3):
+    return "-" if ci is None else f"[{ci[0]:.{digits}g}, {ci[1]:.{digits}g}]"
 
 
 def _markdown(rep):
@@ -50,7 +50,7 @@ def _markdown(rep):
         f"Limit state: g = w(p1) - ({rep['threshold']:.6g}); failure where g <= 0. The "
         f"threshold is the {rep['threshold_choice']['quantile']} quantile of w(p1) in an "
         f"independent pilot of {rep['threshold_choice']['pilot_runs']} FE runs (95% interval of "
-        f"that quantile: {_fmt_ci(rep['threshold_choice']['ci95'])}).", "",
+        f"that quantile: {_fmt_ci(rep['threshold_choice']['ci95'], 6)}).", "",  # its digits
         f"FE Monte Carlo truth: Pf = {t['pf']:.4g}, 95% CI {_fmt_ci(t['ci'])} "
         f"({t['failures']} failures in {t['model_runs']} runs"
         + (f", {t['lost_runs']} runs the solver rejected, counted both ways in the CI"

@@ -276,3 +276,9 @@ def test_the_load_paths_of_fig7a_are_solved_on_the_studys_mesh():
     default = Membrane(*row, probe_frame="relative").solve(increments=60)
     np.testing.assert_array_equal(paths[0]["w"], own.path_w.tolist())
     assert not np.allclose(paths[0]["w"][-1], default.path_w[-1], rtol=1e-4)
+
+
+def test_a_training_size_given_twice_is_fitted_and_reported_once(tmp_path):
+    """--train-sizes 32,16,32 fitted 32 twice and the report said [16, 32, 32]."""
+    study = MembraneStudy(out=str(tmp_path), train_sizes=(32, 16, 32), progress=False)
+    assert study.train_sizes == (16, 32)

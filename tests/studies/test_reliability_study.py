@@ -49,6 +49,8 @@ def test_report_schema(tiny):
     assert "| active-bdl" in md and "Sobol'" in md
     # the Sobol' section's warnings (n = 16: intervals that may undercover; a PCE of 32 runs)
     # are in the report, as the methods' are: they went to stderr alone
+    lo, hi = data["threshold_choice"]["ci95"]  # to the threshold's own digits, not 3
+    assert f"95% interval of that quantile: [{lo:.6g}, {hi:.6g}]" in md
     sobol_warnings = data["sobol"]["warnings"]
     assert any("may cover less than their level" in w for w in sobol_warnings)
     assert all(f"- {w}" in md.split("## Sobol'")[1] for w in sobol_warnings)
