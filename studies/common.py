@@ -11,6 +11,7 @@ __all__ = ["RUNTIME", "SHARED_CODE", "cache_settings", "locked", "StudyError",
            "StudyInputError", "code_modules", "code_version", "study_cache", "run_tasks",
            "pyplot", "save_figure", "figure_section", "write_reports", "best_by_evidence",
            "fit_restarts", "evidence_choice", "fe_model", "warm_fe_pool", "MARKER",
+           "apply_paper_defaults",
            "study_of", "check_study_dir", "claim_study_dir"]
 
 
@@ -26,6 +27,14 @@ def cache_settings(study, version, ignore=()):
 
     drop = set(RUNTIME) | set(ignore)
     return dict({k: v for k, v in asdict(study).items() if k not in drop}, cell_version=version)
+
+
+def apply_paper_defaults(study, defaults):
+    """Set each setting of ``defaults`` (name -> (ours, the paper's)) that ``study`` leaves
+    None to ours, or to the paper's where ``study.paper``: a value given always wins."""
+    for name, (ours, papers) in defaults.items():
+        if getattr(study, name) is None:
+            setattr(study, name, papers if study.paper else ours)
 
 
 def locked(run):

@@ -1,6 +1,7 @@
 """The membrane study's settings (a dataclass, checked on construction) and constants.
 
-Imports: numpy and uqkit (and fem's presets); nothing of the study's other modules.
+Imports: numpy, uqkit (and fem's presets) and studies.common; nothing of the study's other
+modules.
 """
 from dataclasses import dataclass, field
 
@@ -8,6 +9,8 @@ from fem.presets import PAPER_PROBES
 from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
+
+from ..common import apply_paper_defaults
 
 __all__ = ["PROBES", "PAPER_R2", "PRIORS", "PAPER_DEFAULTS", "MembraneStudy",
            "discretisation_levels", "WORKER_MODULES"]
@@ -87,9 +90,7 @@ class MembraneStudy:
     retry_failed: bool = False
 
     def __post_init__(self):
-        for name, (ours, papers) in PAPER_DEFAULTS.items():  # a value given always wins
-            if getattr(self, name) is None:
-                setattr(self, name, papers if self.paper else ours)
+        apply_paper_defaults(self, PAPER_DEFAULTS)  # a value given always wins
         for name in ("n_validation", "n_calibration", "n_seeds", "n_uq_train", "n_surrogate_mc",
                      "n_truth", "epochs", "max_iter"):
             check_count(getattr(self, name), name)

@@ -1,6 +1,7 @@
 """The moons study's settings (a dataclass, checked on construction) and constants.
 
-Imports: numpy and uqkit (and fem's presets); nothing of the study's other modules.
+Imports: numpy, uqkit (and fem's presets) and studies.common; nothing of the study's other
+modules.
 """
 from dataclasses import dataclass
 
@@ -8,6 +9,8 @@ import numpy as np
 
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
+
+from ..common import apply_paper_defaults
 
 __all__ = ["PRIORS", "TRIALS", "GRID", "ACCURACY_GOAL", "PAPER_DEFAULTS", "MoonsStudy",
            "make_data"]
@@ -56,9 +59,7 @@ class MoonsStudy:
     restarts: int = 5
 
     def __post_init__(self):
-        for name, (ours, papers) in PAPER_DEFAULTS.items():  # a value given always wins
-            if getattr(self, name) is None:
-                setattr(self, name, papers if self.paper else ours)
+        apply_paper_defaults(self, PAPER_DEFAULTS)  # a value given always wins
         for name in ("seeds", "epochs", "batch_size", "max_iter", "restarts"):
             check_count(getattr(self, name), name)
         self.workers = worker_count(self.workers)

@@ -1,6 +1,7 @@
 """The reliability study's settings (a dataclass, checked on construction) and constants.
 
-Imports: numpy and uqkit (and fem's presets); nothing of the study's other modules.
+Imports: numpy, uqkit (and fem's presets) and studies.common; nothing of the study's other
+modules.
 """
 import math
 from dataclasses import dataclass
@@ -8,6 +9,8 @@ from dataclasses import dataclass
 from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
+
+from ..common import apply_paper_defaults
 
 __all__ = ["PROBES", "METHODS", "PAPER_DEFAULTS", "ReliabilityStudy"]
 
@@ -69,9 +72,7 @@ class ReliabilityStudy:
     retry_failed: bool = False
 
     def __post_init__(self):
-        for name, (ours, papers) in PAPER_DEFAULTS.items():  # a value given always wins
-            if getattr(self, name) is None:
-                setattr(self, name, papers if self.paper else ours)
+        apply_paper_defaults(self, PAPER_DEFAULTS)  # a value given always wins
         if self.max_runs is None:
             self.max_runs = max(self.n_truth // 100, 20)
         for name in ("n_pilot", "n_truth", "n_is", "n_subset", "max_runs", "n_sobol",

@@ -1,12 +1,15 @@
 """The wind study's settings (a dataclass, checked on construction) and constants.
 
-Imports: numpy and uqkit (and fem's presets); nothing of the study's other modules.
+Imports: numpy, uqkit (and fem's presets) and studies.common; nothing of the study's other
+modules.
 """
 import os
 from dataclasses import dataclass
 
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
+
+from ..common import apply_paper_defaults
 
 __all__ = ["SYNTHETIC", "PRIORS", "NETS", "PAPER_RMS", "PAPER_DEFAULTS", "WindStudy"]
 
@@ -59,9 +62,7 @@ class WindStudy:
     progress: bool = True
 
     def __post_init__(self):
-        for name, (ours, papers) in PAPER_DEFAULTS.items():  # a value given always wins
-            if getattr(self, name) is None:
-                setattr(self, name, papers if self.paper else ours)
+        apply_paper_defaults(self, PAPER_DEFAULTS)  # a value given always wins
         check_count(self.seeds, "seeds")
         if not self.sizes or any(int(n) < 10 for n in self.sizes):
             raise ValueError(f"sizes must be integers >= 10, got {self.sizes!r}")
