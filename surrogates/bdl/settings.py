@@ -58,8 +58,8 @@ def check_settings(est):
     if est.activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got "
                          f"activation={est.activation!r}")
-    for name in ("epochs", "batch_size", "n_samples", "kl_samples", "lr_step", "eval_every",
-                 "predict_samples", "predict_batch"):
+    _check_prediction_values(est)
+    for name in ("epochs", "batch_size", "n_samples", "kl_samples", "lr_step", "eval_every"):
         v = getattr(est, name)
         if not is_int(v, 1):
             raise ValueError(f"{name} must be an integer >= 1, got {name}={v!r}")
@@ -71,10 +71,9 @@ def check_settings(est):
         v = getattr(est, name)
         if not (is_real(v) and v > 0):
             raise ValueError(f"{name} must be a finite number > 0, got {name}={v!r}")
-    for name in ("patience", "num_threads"):
-        v = getattr(est, name)
-        if v is not None and not is_int(v, 1):
-            raise ValueError(f"{name} must be None or an integer >= 1, got {name}={v!r}")
+    if est.patience is not None and not is_int(est.patience, 1):
+        raise ValueError(f"patience must be None or an integer >= 1, got "
+                         f"patience={est.patience!r}")
     if not (is_real(est.val_fraction) and 0.0 <= est.val_fraction < 1.0):
         raise ValueError(f"val_fraction must be a number in [0, 1), got "
                          f"val_fraction={est.val_fraction!r}")
@@ -135,10 +134,8 @@ def check_laplace_variance(est, inference=None):
                          f"(laplace_variance='draws')")
 
 
-def check_prediction_settings(est):
-    """Raise a ValueError naming the first bad prediction setting of the fitted ``est``:
-    ``set_params`` may change them after the fit, which checked them (a ``predict_batch`` of
-    -1 left the outputs as allocated, uninitialised memory, without a word)."""
+def _check_prediction_values(est):
+    """The checks of the settings a prediction reads, at the fit and at every prediction."""
     for name in ("predict_samples", "predict_batch"):
         v = getattr(est, name)
         if not is_int(v, 1):
@@ -146,6 +143,13 @@ def check_prediction_settings(est):
     if est.num_threads is not None and not is_int(est.num_threads, 1):
         raise ValueError(f"num_threads must be None or an integer >= 1, got "
                          f"num_threads={est.num_threads!r}")
+
+
+def check_prediction_settings(est):
+    """Raise a ValueError naming the first bad prediction setting of the fitted ``est``:
+    ``set_params`` may change them after the fit, which checked them (a ``predict_batch`` of
+    -1 left the outputs as allocated, uninitialised memory, without a word)."""
+    _check_prediction_values(est)
     fitted = (getattr(est, "fit_config_", None) or {}).get("inference", est.inference)
     check_laplace_variance(est, fitted)
 
