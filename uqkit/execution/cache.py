@@ -57,7 +57,8 @@ def write_json(path, obj, finite=False):
 
 
 def _text(obj):
-    """``obj`` (JSON types) as canonical JSON text, NaN written as NaN."""
+    """``obj`` (JSON types) as canonical JSON text, NaN written as NaN: what
+    :func:`settings_key` hashes and :meth:`ResultCache.load` compares."""
     return json.dumps(obj, sort_keys=True)
 
 
@@ -67,8 +68,7 @@ def settings_key(settings):
     >>> settings_key({"b": 1, "a": [1, 2]}) == settings_key({"a": [1, 2], "b": 1})
     True
     """
-    body = json.dumps(jsonable(settings), sort_keys=True).encode()
-    return hashlib.sha256(body).hexdigest()[:12]
+    return hashlib.sha256(_text(jsonable(settings)).encode()).hexdigest()[:12]
 
 
 class ResultCache:
