@@ -30,20 +30,24 @@ INFERENCES = ("meanfield", "laplace")
 #: or exactly (``BDL(laplace_variance=...)``).
 LAPLACE_VARIANCES = ("draws", "exact")
 
-#: What a GPU gave below and above ``AUTO_GPU_WORK``, measured on an H200 beside 16 CPU cores
-#: (``python benchmarks/bench_gpu.py``, docs/guide/performance.md).
+#: What a GPU gave below and above ``AUTO_GPU_WORK``, measured on an H200 and on an H100,
+#: each beside 16 CPU cores (``python benchmarks/bench_gpu.py``, docs/guide/performance.md).
 GPU_MEASURED = ("on an H200 beside 16 CPU cores, cuda took 0.8-1.4x the CPU's time below it "
                 "(mean field at 1e4-3e5, Laplace at 4e5-2e6) and trained 3.7-13x faster "
-                "above it (mean field at 1.2e6-3.5e7, Laplace at 4.7e6-2.4e7)")
+                "above it (mean field at 1.2e6-3.5e7, Laplace at 4.7e6-2.4e7); on an H100, "
+                "0.5-0.95x (mean field) and 2.0-2.7x (Laplace) the CPU's time below it, "
+                "5.1-13x faster above it")
 
 #: Per engine, the work of one training step (:func:`step_work`) from which ``device="auto"``
 #: takes a GPU: between the largest work at which cuda was measured no faster than the CPU
-#: and the smallest at which it was several times faster (``benchmarks/bench_gpu.py``).
+#: (the H200) or at most 2x faster (the H100) and the smallest at which it was several times
+#: faster on both (``benchmarks/bench_gpu.py``).
 AUTO_GPU_WORK = {"meanfield": 1e6, "laplace": 3e6}
 
 
 class SlowDeviceWarning(UserWarning):
-    """The device asked for was measured slower than the CPU on problems of this kind."""
+    """The device asked for was measured slower than the CPU on problems of this kind (an
+    H200), or at most 2x faster (an H100): not several times faster."""
 
 
 def check_settings(est):
@@ -196,8 +200,8 @@ def choose_device(requested, inference, work, cuda_available):
     if work < threshold:
         return device, (
             f"device={requested!r}: one training step of this problem is {work:,} "
-            f"multiply-adds, below the {threshold:,.0f} from which a GPU was measured faster "
-            f"than the CPU ({GPU_MEASURED}); device='auto' would train it on the CPU")
+            f"multiply-adds, below the {threshold:,.0f} from which a GPU was measured several "
+            f"times faster than the CPU ({GPU_MEASURED}); device='auto' would train it on the CPU")
     return device, None
 
 
