@@ -180,19 +180,20 @@ def study_cache(study):
     return ResultCache(os.path.join(study.out, "cache"))
 
 
-def run_tasks(study, fn, tasks, version, ignore=(), desc="tasks", extra=None):
+def run_tasks(study, fn, tasks, version, ignore=(), desc="tasks", extra=None, log=None):
     """Compute, or load from the study's cache, ``fn(payload)`` for every ``name -> payload``
     of ``tasks`` on ``study.workers`` processes. Each result is keyed by the study's
     :func:`cache_settings`, ``extra`` settings, the :func:`code_version` of the surrogates and
     of ``fn``'s study package (every module of it), and the task's name, so a run with other
-    settings or code computes its own results beside the old ones. Returns
+    settings or code computes its own results beside the old ones. Without progress bars
+    (``study.progress`` false) ``log``, if given, gets a line as each task is saved. Returns
     ``({name: result}, number computed)``."""
     module = sys.modules[fn.__module__]
     base = dict(cache_settings(study, version, ignore), **(extra or {}),
                 code=code_version(module.__package__ or fn.__module__))
     return cached_map(fn, {name: (dict(base, task=name), payload)
                            for name, payload in tasks.items()},
-                      study_cache(study), study.workers, study.progress, desc)
+                      study_cache(study), study.workers, study.progress, desc, log=log)
 
 
 def pyplot():

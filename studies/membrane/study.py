@@ -238,12 +238,13 @@ def run(study, log=print):
             timed_task, {k: (task_settings[k], tasks[k]) for k in order},
             cache, study.workers, study.progress, "train surrogates",
             on_result=lambda name, timed_result: drafts.take(name, timed_result["result"]),
-            after=after)
+            after=after, log=log)
         t_pool = time.perf_counter() - t_pool
         # what the drafts have not finished while the pool ran is serial, as it was before
         figures, stats_truth, strain = drafts.finish()
     groups = {k: v["result"] for k, v in timed.items()}
-    log(f"surrogate fits: {computed} tasks trained, {len(tasks) - computed} loaded")
+    log(f"surrogate fits: {computed} tasks trained, {len(tasks) - computed} loaded; "
+        f"{t_pool:.1f} s")
     fits = {}
     for k, v in groups.items():
         if k.startswith("table-"):

@@ -131,12 +131,12 @@ def run(study, log=print):
     lap = laplace_priors(study)
     tasks = {f"{p}-noise{nz}-seed{s}": VIFit(study, p, nz, s) for p in PRIORS if p not in lap
              for nz in TRIALS for s in range(study.seeds)}
-    res, computed = run_tasks(study, _task, tasks, 2, ignore=("seeds",), desc="moons VI")
+    res, computed = run_tasks(study, _task, tasks, 2, ignore=("seeds",), desc="moons VI", log=log)
     if lap:
         lap_tasks = {f"laplace-noise{nz}-seeds{study.seeds}": LaplaceFits(study, nz)
                      for nz in TRIALS}
         out, n_lap = run_tasks(study, _laplace_task, lap_tasks, 2, ignore=("seeds",),
-                               desc="moons Laplace")
+                               desc="moons Laplace", log=log)
         for cells in out.values():
             res.update(cells)
         computed += n_lap * len(lap) * study.seeds

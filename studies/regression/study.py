@@ -172,12 +172,12 @@ def run(study, log=print):
     os.makedirs(study.out, exist_ok=True)
     tasks = {f"seed{s}-noise{nz}": BaselineCell(study, s, nz) for s in range(study.seeds)
              for nz in NOISES}
-    res, computed = run_tasks(study, _task, tasks, 4, ignore=("seeds",), desc="regression")
+    res, computed = run_tasks(study, _task, tasks, 4, ignore=("seeds",), desc="regression", log=log)
     log(f"regression: {computed} (seed, noise) cells of baselines computed, "
         f"{len(tasks) - computed} loaded")
     bdl_tasks = {f"bdl-noise{nz}-seeds{study.seeds}": BayesianCells(study, nz) for nz in NOISES}
     bdl, computed = run_tasks(study, _bdl_task, bdl_tasks, 4, ignore=("seeds",),
-                              desc="regression BDL")
+                              desc="regression BDL", log=log)
     log(f"regression: {computed} noise levels of BDL fits computed, "
         f"{len(bdl_tasks) - computed} loaded")
     for nz in NOISES:

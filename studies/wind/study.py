@@ -118,7 +118,7 @@ def run(study, log=print):
                         tasks[f"{face}-{target}-{prior}-{n}-seed{s}"] = WindFit(
                             pts, fl[target].ravel(), target, prior, n, s, study.epochs, keep)
     res, computed = run_tasks(study, _task, tasks, 1, ignore=("seeds", "sizes", "paper", "tpu"),
-                              desc="wind", extra={"tpu_sha256": _file_sha256(study.tpu)})
+                              desc="wind", extra={"tpu_sha256": _file_sha256(study.tpu)}, log=log)
     log(f"wind: {computed} fits computed, {len(tasks) - computed} loaded")
     rmse = {target: {prior: {face: {str(n): float(np.median(
         [res[f"{face}-{target}-{prior}-{n}-seed{s}"]["rmse"] for s in range(study.seeds)]))

@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import os
+import time
 
 import numpy as np
 
@@ -179,7 +180,7 @@ _MISSING = object()
 
 
 def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks", on_result=None,
-               after=None):
+               after=None, log=None):
     """Compute ``fn(payload)`` for every task whose result ``cache`` lacks.
 
     Args:
@@ -228,7 +229,7 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks", on_resu
     if not todo:
         return results, 0
     order = TaskOrder(todo, after)
-    bar = None
+    bar, started, finished = None, time.perf_counter(), []
     if progress:
         from tqdm.auto import tqdm
 
@@ -237,8 +238,12 @@ def cached_map(fn, tasks, cache, workers=1, progress=True, desc="tasks", on_resu
     def finish(name, result):
         results[name] = jsonable(result)
         cache.save(name, todo[name][0], results[name])
+        finished.append(name)
         if bar is not None:
             bar.update(1)
+        elif log is not None:
+            log(f"{desc}: {len(finished)}/{len(todo)} done ({name}, "
+                f"{time.perf_counter() - started:.1f} s)")
         report(name, results[name])
 
     # a Ctrl-C whose KeyboardInterrupt Python drops still stops it (see interrupt_guard)

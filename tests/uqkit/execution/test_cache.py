@@ -273,3 +273,25 @@ def test_settings_holding_nan_find_their_entry(tmp_path):
     tasks = {"t": ({"tol": float("nan")}, 3)}
     assert cached_map(square, tasks, cache, progress=False)[1] == 1
     assert cached_map(square, tasks, cache, progress=False) == ({"t": {"y": 9}}, 0)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_without_a_progress_bar_each_computed_task_is_logged(tmp_path, workers):
+    """A line per task computed now, counted among those computed now, in the order saved;
+    stored tasks, and runs with a progress bar, log nothing."""
+    import re
+
+    cache = ResultCache(tmp_path)
+    tasks = {f"t{i}": ({"task": f"t{i}"}, i) for i in range(4)}
+    cached_map(square, {"t1": tasks["t1"]}, cache, progress=False)
+    lines = []
+    cached_map(square, tasks, cache, workers=workers, progress=False, desc="fits",
+               log=lines.append)
+    found = [re.fullmatch(r"fits: (\d)/3 done \((t\d), (\d+\.\d) s\)", line) for line in lines]
+    assert all(found) and len(found) == 3, lines
+    assert [int(m[1]) for m in found] == [1, 2, 3]
+    assert sorted(m[2] for m in found) == ["t0", "t2", "t3"]
+    again = []
+    cached_map(square, tasks, cache, workers=workers, progress=False, log=again.append)
+    cached_map(square, {"t9": ({"task": "t9"}, 9)}, cache, progress=True, log=again.append)
+    assert again == []
