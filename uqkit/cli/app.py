@@ -6,19 +6,24 @@ Subcommands, each registered through the ``uqkit.commands`` entry point group:
     study   run one of the paper's studies (the ``studies`` package)
 
 Bad input exits with code 2 and a one-line message on stderr; Ctrl-C exits with code 130
-after saving what finished; each warning is one line (:func:`one_line_warnings`). Imports
-the standard library and :mod:`uqkit.execution` only.
+after saving what finished, SIGTERM (a scheduler's time limit, ``kill``) likewise with code
+143 (:func:`uqkit.execution.interrupts.stop_on_sigterm`); each warning is one line
+(:func:`one_line_warnings`). Imports the standard library and :mod:`uqkit.execution` only.
 """
 import argparse
 import os
 import sys
 from contextlib import contextmanager
 
-__all__ = ["COMMANDS", "UsageError", "Parser", "check_output_dir", "build_parser",
+__all__ = ["COMMANDS", "STOPPED_BY_CTRL_C", "STOPPED_BY_SIGTERM", "UsageError", "Parser",
+           "check_output_dir", "build_parser",
            "one_line_warnings", "main", "command"]
 
 #: Entry point group of further subcommands: each is ``add(subparsers)``.
 COMMANDS = "uqkit.commands"
+#: Exit codes of a command stopped by Ctrl-C and by SIGTERM (128 + the signal's number, as a
+#: shell reports a process the signal killed).
+STOPPED_BY_CTRL_C, STOPPED_BY_SIGTERM = 130, 143
 
 
 class UsageError(Exception):
@@ -97,24 +102,36 @@ def one_line_warnings():
 def main(argv=None):
     """Entry point of the ``uqkit`` command; returns the exit code."""
     from ..execution.dask_cluster import MissingDependencyError
+    from ..execution import interrupts
     from ..execution.propagation import PropagationError, PropagationInterrupted
 
-    try:
-        args = build_parser().parse_args(argv)
-        with one_line_warnings():
-            return args.func(args)
-    except (UsageError, MissingDependencyError) as exc:
-        print(str(exc).replace("\n", " "), file=sys.stderr)
-        return 2
-    except PropagationInterrupted as exc:
-        print(exc.message(), file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("uqkit: interrupted", file=sys.stderr)
-        return 130
-    except PropagationError as exc:
-        print(f"uqkit: error: {exc}", file=sys.stderr)
-        return 1
+    # SIGTERM stops the command as Ctrl-C does, from here to the end of its reports
+    with interrupts.stop_on_sigterm():
+        try:
+            args = build_parser().parse_args(argv)
+            with one_line_warnings():
+                code = args.func(args)
+            if interrupts.terminated():  # its Terminated was lost (in a gc callback, say)
+                print("uqkit: a SIGTERM came, but the command had run to its end (the "
+                      "signal's exception was lost where Python drops exceptions)",
+                      file=sys.stderr)
+                return STOPPED_BY_SIGTERM
+            return code
+        except (UsageError, MissingDependencyError) as exc:
+            print(str(exc).replace("\n", " "), file=sys.stderr)
+            return 2
+        except PropagationInterrupted as exc:
+            print(exc.message(), file=sys.stderr)
+            return STOPPED_BY_SIGTERM if interrupts.terminated() else STOPPED_BY_CTRL_C
+        except KeyboardInterrupt:
+            if interrupts.terminated():
+                print("uqkit: stopped by SIGTERM", file=sys.stderr)
+                return STOPPED_BY_SIGTERM
+            print("uqkit: interrupted", file=sys.stderr)
+            return STOPPED_BY_CTRL_C
+        except PropagationError as exc:
+            print(f"uqkit: error: {exc}", file=sys.stderr)
+            return 1
 
 
 def command():

@@ -147,14 +147,27 @@ def _hold_signals():
             signal.signal(signum, lambda number, frame: came.append(number))
 
     def release():
-        for signum, handler in saved.items():
-            signal.signal(signum, handler)
+        _put_back(list(saved.items()))
         # SIGTERM's first (a worker's ends the process; SIGINT's raises KeyboardInterrupt),
         # and each handler runs whatever the one before it raised
         _run_handlers([(n, saved[n]) for n in sorted(set(came),
                                                      key=lambda n: n != signal.SIGTERM)])
 
     return release
+
+
+def _put_back(handlers):
+    """Set each ``(signum, handler)`` of ``handlers`` again, each whatever a signal that
+    arrives meanwhile raises (a Ctrl-C between two of them left the other one holding its
+    signals for good)."""
+    import signal
+
+    if handlers:
+        (signum, handler), rest = handlers[0], handlers[1:]
+        try:
+            signal.signal(signum, handler)
+        finally:
+            _put_back(rest)
 
 
 def _run_handlers(pending):

@@ -1,13 +1,19 @@
 """Ctrl-C while this process waits for workers: a SIGINT that Python dropped still stops the
 wait (:func:`interrupt_guard`, :func:`check_interrupt`), and the main thread waits in slices
-short enough to see it (:func:`iter_completed`).
+short enough to see it (:func:`iter_completed`). The ``uqkit`` command has SIGTERM (a batch
+scheduler's time limit, ``kill``, ``timeout``) stop it the same way (:func:`stop_on_sigterm`):
+the finished runs saved, the message that says how to resume, exit code 143. With SIGTERM's
+default action it died where it stood instead: the runs it had saved were kept, but finished
+chunks held back unsaved were lost, it said nothing, and multiprocessing's resource tracker
+warned of leaked semaphores.
 
 Imports: the standard library only.
 """
 import threading
 from contextlib import contextmanager
 
-__all__ = ["SIGNAL_POLL", "interrupt_guard", "check_interrupt", "iter_completed"]
+__all__ = ["SIGNAL_POLL", "Terminated", "interrupt_guard", "check_interrupt", "iter_completed",
+           "stop_on_sigterm", "terminated"]
 
 #: Seconds between two checks for signals while the main thread waits for futures.
 SIGNAL_POLL = 0.25
@@ -15,6 +21,53 @@ SIGNAL_POLL = 0.25
 
 #: The SIGINT latches of the :func:`interrupt_guard` blocks running in the main thread.
 _interrupt_latches = []
+#: Whether a SIGTERM came during the last :func:`stop_on_sigterm` block, and whether its
+#: :class:`Terminated` may not have reached anyone yet (raised where Python drops it).
+_sigterm = {"came": False, "pending": False}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised by :func:`stop_on_sigterm`'s handler: a KeyboardInterrupt, so that it
+    stops what Ctrl-C stops, saving what Ctrl-C saves."""
+
+
+@contextmanager
+def stop_on_sigterm():
+    """While the block runs, SIGTERM raises :class:`Terminated` in the main thread, which
+    stops the block as Ctrl-C does; :func:`terminated` then says so. A second SIGTERM takes
+    the default action (the process dies), as does one after the block. Should Python drop
+    the first one's exception (raised in a garbage collector's callback, say), the next
+    :func:`check_interrupt` raises it again, and :func:`terminated` still says so.
+
+    Only over SIGTERM's default action, in the main thread: a handler the program set is
+    left alone, as are the pool's workers (theirs ends them,
+    :func:`uqkit.execution.executors.worker_init`). A script that uses it catches
+    KeyboardInterrupt (``propagate`` raises :class:`~uqkit.execution.propagation.
+    PropagationInterrupted` after saving) and exits as it sees fit (the command: 143)."""
+    import signal
+
+    _sigterm.update(came=False, pending=False)
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one kills
+        _sigterm.update(came=True, pending=True)
+        raise Terminated("terminated by SIGTERM")
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        _sigterm["pending"] = False
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever the block left there
+
+
+def terminated():
+    """Whether a SIGTERM came during the last :func:`stop_on_sigterm` block."""
+    return _sigterm["came"]
 
 
 @contextmanager
@@ -63,7 +116,12 @@ def interrupt_guard():
 
 def check_interrupt():
     """Raise KeyboardInterrupt if SIGINT's handler raised one inside a running
-    :func:`interrupt_guard` block: it never reached the block, or the block would have ended."""
+    :func:`interrupt_guard` block: it never reached the block, or the block would have ended;
+    raise :class:`Terminated` if a SIGTERM's may not have reached anyone
+    (:func:`stop_on_sigterm`), once."""
+    if _sigterm["pending"]:
+        _sigterm["pending"] = False
+        raise Terminated("terminated by SIGTERM")
     if any(latch[0] for latch in _interrupt_latches):
         for latch in _interrupt_latches:  # nested blocks saw the same one
             latch[0] = False

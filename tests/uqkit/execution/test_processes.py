@@ -310,16 +310,20 @@ def test_ctrl_c_delivered_to_another_thread_still_stops_the_run(tmp_path):
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("store", [False, True])
-def test_a_ctrl_c_python_drops_in_a_gc_callback_still_stops_the_run(tmp_path, store):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_ctrl_c_python_drops_in_a_gc_callback_still_stops_the_run(tmp_path, store, sig):
     """Python runs a SIGINT handler in the main thread at its next bytecode, which may be in
     code the garbage collector runs (a weakref callback, a __del__, a gc callback such as an
     in-process Dask scheduler's); a KeyboardInterrupt raised there is dropped ("Exception
     ignored in ...") and the run went on. It happened in the full test suite: the handler ran
     in a finished ThreadPoolExecutor's weakref callback, collected while propagate read the
     installed distributions for the store's manifest. Here the Ctrl-C lands in a gc callback
-    once the first chunk runs."""
+    once the first chunk runs; so does a SIGTERM to the command (stop_on_sigterm), which was
+    dropped likewise."""
     import gc
     import threading
+
+    from uqkit.execution.interrupts import stop_on_sigterm, terminated
 
     started, sent, finished, release = (threading.Event(), [], threading.Event(),
                                         threading.Event())
@@ -333,7 +337,7 @@ def test_a_ctrl_c_python_drops_in_a_gc_callback_still_stops_the_run(tmp_path, st
     def on_gc(phase, info):
         if started.is_set() and not sent and threading.current_thread() is threading.main_thread():
             sent.append(time.perf_counter())
-            signal.raise_signal(signal.SIGINT)  # its handler runs here, in the gc callback
+            signal.raise_signal(getattr(signal, sig))  # its handler runs here, in the callback
 
     pool = ThreadPoolExecutor(1)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
@@ -341,10 +345,12 @@ def test_a_ctrl_c_python_drops_in_a_gc_callback_still_stops_the_run(tmp_path, st
     gc.set_threshold(1, 10**9, 10**9)  # the youngest generation at every allocation, only it
     gc.callbacks.append(on_gc)
     try:
-        with pytest.raises(KeyboardInterrupt):
+        # propagate's PropagationInterrupted, a KeyboardInterrupt, whichever signal it was
+        with pytest.raises(KeyboardInterrupt), stop_on_sigterm():
             propagate(slow, np.ones((2, 1)), executor=pool, chunk_size=1,
                       store=str(tmp_path / "s") if store else None, progress=False)
         assert sent and not finished.is_set()  # it stopped while its task still ran
+        assert terminated() == (sig == "SIGTERM")
     finally:
         release.set()
         gc.callbacks.remove(on_gc)

@@ -1,5 +1,6 @@
 """A study of an external program, killed or interrupted: no solver process is left running,
 and the rerun computes only the runs that were not stored."""
+import json
 import os
 import signal
 import subprocess
@@ -157,3 +158,55 @@ def test_a_killed_studys_finished_runs_are_not_made_again(tmp_path):
     assert len(runs) - made_before == computed, (computed, loaded, kept)
     assert sorted(set(runs), key=float) == [f"{x:.1f}" for x in range(40)]
     assert len(runs) - 40 <= 2, sorted(runs, key=float)
+
+
+SLOW_STUDY = """\
+[inputs]
+x = "uniform(0, 1)"
+
+[model]
+template = "run.sh"
+command = ["sh", "run.sh"]
+chunk_size = 2
+
+[outputs.y]
+regex = '^y (\\S+)$'
+
+[sampling]
+n = 40
+seed = 1
+"""
+
+
+def test_sigterm_stops_the_command_as_ctrl_c_does_and_the_rerun_resumes(tmp_path):
+    """A batch scheduler's time limit sends SIGTERM: the command saved what had finished,
+    said how to resume and exited with 143. It died where it stood before (exit -15, not a
+    word, multiprocessing's resource tracker warning of leaked semaphores)."""
+    (tmp_path / "run.sh").write_text(f"echo $$ > {tmp_path}/pids/$$\nsleep 0.4\n"
+                                     "echo y {{ x }}\n")
+    (tmp_path / "pids").mkdir()
+    (tmp_path / "study.toml").write_text(SLOW_STUDY)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "uqkit", "run", str(tmp_path / "study.toml"), "--out",
+           str(out), "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    chunks = out / "store" / "chunks"
+    _wait_for(lambda: chunks.exists() and len(os.listdir(chunks)) >= 3, proc)
+    proc.send_signal(signal.SIGTERM)  # the command alone, as `kill` and `timeout` send it
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, err
+    saved = len([f for f in os.listdir(chunks) if f.endswith(".npz")])
+    assert 3 <= saved < 20
+    assert f"saved {2 * saved} of 40 runs to" in err and "rerun the same command" in err, err
+    assert "leaked" not in err and "Traceback" not in err, err
+    assert _left_running(tmp_path) == []
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["runs"] == 40 and summary["loaded"] == 2 * saved, summary
+    assert summary["computed"] + summary["kept"] == 40 - 2 * saved and summary["failed"] == 0
