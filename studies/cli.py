@@ -37,12 +37,45 @@ def _option(parser, defaults, flag, text, type=int):
         parser.add_argument(flag, type=type, default=default, help=f"{text} (default {default})")
 
 
+def _mode_option(parser, defaults, flag, text, paper, type=int):
+    """``--flag`` of a setting that one mode alone uses: ``paper`` true, the paper's training
+    (``--paper``); false, the default one. None unless given: :func:`_mode_settings` refuses
+    it given for the other mode, which ignored it."""
+    default = defaults[flag[2:].replace("-", "_")]
+    where = "only with --paper" if paper else "not with --paper"
+    parser.add_argument(flag, type=type, default=None, help=f"{text} (default {default}; "
+                                                            f"{where})")
+
+
 def _laplace_options(parser, defaults):
-    """--max-iter and --restarts of a study's default (Laplace) BDL fits."""
-    _option(parser, defaults, "--max-iter", "L-BFGS iterations of every default (Laplace) "
-            "BDL fit")
-    _option(parser, defaults, "--restarts", "initialisations per default BDL fit, the highest "
-            "Laplace evidence kept")
+    """--max-iter and --restarts of a study's default (Laplace) BDL fits, which --paper
+    replaces by the paper's training."""
+    _mode_option(parser, defaults, "--max-iter", "L-BFGS iterations of every default "
+                 "(Laplace) BDL fit", paper=False)
+    _mode_option(parser, defaults, "--restarts", "initialisations per default BDL fit, the "
+                 "highest Laplace evidence kept", paper=False)
+
+
+def _mode_settings(name, args, paper=(), default=()):
+    """``{field: value}`` of the settings given among those only ``--paper``'s training uses
+    (``paper``) and those only the default training uses (``default``).
+
+    Raises:
+        UsageError: one was given for the mode not run: it was ignored before (``--paper
+            --restarts 3`` fitted once, ``--epochs 50`` without ``--paper`` changed nothing).
+    """
+    given = {key: getattr(args, key) for key in (*paper, *default)
+             if getattr(args, key) is not None}
+    ignored = [key for key in (default if args.paper else paper) if key in given]
+    if ignored:
+        flags = " ".join(f"--{key.replace('_', '-')} {given[key]}" for key in ignored)
+        if args.paper:
+            raise UsageError(f"uqkit study {name}: {flags} sets the default (Laplace) BDL "
+                             "fits, which --paper replaces by the paper's training: it would "
+                             "be ignored; drop it or --paper")
+        raise UsageError(f"uqkit study {name}: {flags} sets the paper's training, which runs "
+                         "only with --paper: it would be ignored; add --paper or drop it")
+    return given
 
 
 def add_study(sub):
@@ -74,9 +107,9 @@ def add_study(sub):
                        ("--n-surrogate-mc", "surrogate Monte Carlo samples")):
         _option(m, d, flag, text)
     _option(m, d, "--n-truth", "FE Monte Carlo truth samples")
-    for flag, text in (("--epochs", "Adam epochs of every --paper BDL fit"),
-                       ("--max-iter", "L-BFGS iterations of every default BDL fit"),
-                       ("--nx", "FE elements along l"), ("--ny", "FE elements along b")):
+    _mode_option(m, d, "--epochs", "Adam epochs of every --paper BDL fit", paper=True)
+    _mode_option(m, d, "--max-iter", "L-BFGS iterations of every default BDL fit", paper=False)
+    for flag, text in (("--nx", "FE elements along l"), ("--ny", "FE elements along b")):
         _option(m, d, flag, text)
     m.add_argument("--no-progress", action="store_true", help="no progress bars")
     m.add_argument("--retry-failed", action="store_true",
@@ -89,8 +122,8 @@ def add_study(sub):
             "BDL-warm and BDL-tempered")
     d = _defaults("studies.regression", "RegressionStudy")
     _option(r, d, "--seeds", "data draws per cell")
-    _option(r, d, "--tempered-kl", "KL weight of the --paper BDL-tempered row, in (0, 1]",
-            type=float)
+    _mode_option(r, d, "--tempered-kl", "KL weight of the --paper BDL-tempered row, in (0, 1]",
+                 paper=True, type=float)
     _laplace_options(r, d)
     r.set_defaults(func=_run_regression)
 
@@ -241,19 +274,22 @@ def _run_membrane(args):
                       n_calibration=args.n_calibration,
                       n_seeds=args.n_seeds, n_uq_train=args.n_uq_train,
                       n_surrogate_mc=args.n_surrogate_mc, n_truth=args.n_truth,
-                      dask=args.dask, epochs=args.epochs, max_iter=args.max_iter,
+                      dask=args.dask, **_mode_settings("membrane", args, paper=("epochs",),
+                                                       default=("max_iter",)),
                       retry_failed=args.retry_failed, nx=args.nx, ny=args.ny)
 
 
 def _run_regression(args):
     return _run_study("regression", "studies.regression", "RegressionStudy", args,
-                      seeds=args.seeds, tempered_kl=args.tempered_kl,
-                      max_iter=args.max_iter, restarts=args.restarts)
+                      seeds=args.seeds, **_mode_settings("regression", args,
+                                                         paper=("tempered_kl",),
+                                                         default=("max_iter", "restarts")))
 
 
 def _run_moons(args):
     return _run_study("moons", "studies.moons", "MoonsStudy", args, seeds=args.seeds,
-                      epochs=args.epochs, max_iter=args.max_iter, restarts=args.restarts)
+                      epochs=args.epochs,
+                      **_mode_settings("moons", args, default=("max_iter", "restarts")))
 
 
 def _run_wind(args):

@@ -63,3 +63,35 @@ def test_the_command_keeps_a_value_given_with_paper_and_says_so(tmp_path, monkey
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"{flag} {flag[2:].upper().replace('-', '_')} " in help_text
     assert f"(default {ours}; --paper: {papers} unless given)" in help_text
+
+
+#: A setting one mode alone uses, given for the other: (study, arguments, the flag named).
+IGNORED = [("membrane", ["--paper", "--max-iter", "5"], "--max-iter 5"),
+           ("membrane", ["--epochs", "50"], "--epochs 50"),
+           ("regression", ["--paper", "--restarts", "3"], "--restarts 3"),
+           ("regression", ["--paper", "--max-iter", "10"], "--max-iter 10"),
+           ("regression", ["--tempered-kl", "0.5"], "--tempered-kl 0.5"),
+           ("moons", ["--paper", "--restarts", "2", "--max-iter", "9"],
+            "--max-iter 9 --restarts 2")]
+
+
+@pytest.mark.parametrize("name, extra, named", IGNORED)
+def test_a_setting_the_mode_run_ignores_is_refused(tmp_path, monkeypatch, capsys, name, extra,
+                                                   named):
+    """`--paper --restarts 3` fitted each BDL once, and `--epochs 50` without --paper (CI's
+    tiny job passed it) changed nothing: each was ignored without a word. Now refused with
+    exit code 2, naming the flag; the same flag in its own mode is kept."""
+    import studies.common
+
+    seen = []
+    monkeypatch.setattr(studies.common, "warm_fe_pool", lambda *a, **k: [])
+    monkeypatch.setattr(importlib.import_module(f"studies.{name}"), "run", seen.append)
+    out = ["study", name, "--out", str(tmp_path / "out"), "--workers", "1"]
+    assert main(out + extra) == 2 and seen == []
+    err = capsys.readouterr().err
+    assert err.startswith(f"uqkit study {name}: {named} sets ") and "ignored" in err, err
+    other = [a for a in extra if a != "--paper"] + ([] if "--paper" in extra else ["--paper"])
+    assert main(out + other) == 0 and len(seen) == 1
+    flag, value = named.split()[:2]
+    assert getattr(seen[0], flag[2:].replace("-", "_")) == type(
+        getattr(seen[0], flag[2:].replace("-", "_")))(value)
