@@ -39,8 +39,8 @@ def _option(parser, defaults, flag, text, type=int):
 
 def _mode_option(parser, defaults, flag, text, paper, type=int):
     """``--flag`` of a setting that one mode alone uses: ``paper`` true, the paper's training
-    (``--paper``); false, the default one. None unless given: :func:`_mode_settings` refuses
-    it given for the other mode, which ignored it."""
+    (``--paper``); false, the default one. None unless given (:func:`_given`): the study
+    refuses it given for the other mode, which ignored it."""
     default = defaults[flag[2:].replace("-", "_")]
     where = "only with --paper" if paper else "not with --paper"
     parser.add_argument(flag, type=type, default=None, help=f"{text} (default {default}; "
@@ -56,26 +56,11 @@ def _laplace_options(parser, defaults):
                  "highest Laplace evidence kept", paper=False)
 
 
-def _mode_settings(name, args, paper=(), default=()):
-    """``{field: value}`` of the settings given among those only ``--paper``'s training uses
-    (``paper``) and those only the default training uses (``default``).
-
-    Raises:
-        UsageError: one was given for the mode not run: it was ignored before (``--paper
-            --restarts 3`` fitted once, ``--epochs 50`` without ``--paper`` changed nothing).
-    """
-    given = {key: getattr(args, key) for key in (*paper, *default)
-             if getattr(args, key) is not None}
-    ignored = [key for key in (default if args.paper else paper) if key in given]
-    if ignored:
-        flags = " ".join(f"--{key.replace('_', '-')} {given[key]}" for key in ignored)
-        if args.paper:
-            raise UsageError(f"uqkit study {name}: {flags} sets the default (Laplace) BDL "
-                             "fits, which --paper replaces by the paper's training: it would "
-                             "be ignored; drop it or --paper")
-        raise UsageError(f"uqkit study {name}: {flags} sets the paper's training, which runs "
-                         "only with --paper: it would be ignored; add --paper or drop it")
-    return given
+def _given(args, *keys):
+    """``{field: value}`` of the options among ``keys`` given on the command line (None
+    otherwise: the study's own default, which it checks against its mode,
+    :func:`studies.common.check_mode_settings`)."""
+    return {key: getattr(args, key) for key in keys if getattr(args, key) is not None}
 
 
 def add_study(sub):
@@ -274,22 +259,18 @@ def _run_membrane(args):
                       n_calibration=args.n_calibration,
                       n_seeds=args.n_seeds, n_uq_train=args.n_uq_train,
                       n_surrogate_mc=args.n_surrogate_mc, n_truth=args.n_truth,
-                      dask=args.dask, **_mode_settings("membrane", args, paper=("epochs",),
-                                                       default=("max_iter",)),
+                      dask=args.dask, **_given(args, "epochs", "max_iter"),
                       retry_failed=args.retry_failed, nx=args.nx, ny=args.ny)
 
 
 def _run_regression(args):
     return _run_study("regression", "studies.regression", "RegressionStudy", args,
-                      seeds=args.seeds, **_mode_settings("regression", args,
-                                                         paper=("tempered_kl",),
-                                                         default=("max_iter", "restarts")))
+                      seeds=args.seeds, **_given(args, "tempered_kl", "max_iter", "restarts"))
 
 
 def _run_moons(args):
     return _run_study("moons", "studies.moons", "MoonsStudy", args, seeds=args.seeds,
-                      epochs=args.epochs,
-                      **_mode_settings("moons", args, default=("max_iter", "restarts")))
+                      epochs=args.epochs, **_given(args, "max_iter", "restarts"))
 
 
 def _run_wind(args):

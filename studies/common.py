@@ -7,7 +7,8 @@ import numpy as np
 
 from uqkit.execution.cache import ResultCache, cached_map, write_json
 
-__all__ = ["RUNTIME", "SHARED_CODE", "cache_settings", "locked", "StudyError",
+__all__ = ["RUNTIME", "SHARED_CODE", "cache_settings", "check_mode_settings", "locked",
+           "StudyError",
            "StudyInputError", "code_modules", "code_version", "study_cache", "run_tasks",
            "pyplot", "save_figure", "figure_section", "write_reports", "best_by_evidence",
            "fit_restarts", "evidence_choice", "fe_model", "warm_fe_pool", "MARKER",
@@ -27,6 +28,30 @@ def cache_settings(study, version, ignore=()):
 
     drop = set(RUNTIME) | set(ignore)
     return dict({k: v for k, v in asdict(study).items() if k not in drop}, cell_version=version)
+
+
+def check_mode_settings(study, paper_only=(), default_only=()):
+    """Refuse a setting that the study's mode ignores: one of ``paper_only`` (the paper's
+    training alone uses it) set to other than its default without ``study.paper``, or one of
+    ``default_only`` (the default training's) with it. Each was ignored without a word:
+    ``RegressionStudy(paper=True, restarts=3)`` fitted each BDL once, and
+    ``MembraneStudy(epochs=50)`` trained as before.
+
+    Raises:
+        ValueError: naming the settings and the mode that would ignore them.
+    """
+    from dataclasses import fields
+
+    defaults = {f.name: f.default for f in fields(study)}
+    ignored = [name for name in (default_only if study.paper else paper_only)
+               if getattr(study, name) != defaults[name]]
+    if ignored:
+        given = ", ".join(f"{name}={getattr(study, name)!r}" for name in ignored)
+        if study.paper:
+            raise ValueError(f"{given}: the default (Laplace) BDL fits' setting, which paper=True "
+                             "(--paper) replaces by the paper's training, would be ignored")
+        raise ValueError(f"{given}: the paper's training's setting, which runs only with "
+                         "paper=True (--paper), would be ignored")
 
 
 def apply_paper_defaults(study, defaults):

@@ -10,7 +10,7 @@ from uqkit.adapters import MembraneModel
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
-from ..common import apply_paper_defaults
+from ..common import apply_paper_defaults, check_mode_settings
 
 __all__ = ["PROBES", "PAPER_R2", "PRIORS", "PAPER_DEFAULTS", "MembraneStudy",
            "discretisation_levels", "WORKER_MODULES"]
@@ -91,6 +91,7 @@ class MembraneStudy:
 
     def __post_init__(self):
         apply_paper_defaults(self, PAPER_DEFAULTS)  # a value given always wins
+        check_mode_settings(self, paper_only=("epochs",), default_only=("max_iter",))
         for name in ("n_validation", "n_calibration", "n_seeds", "n_uq_train", "n_surrogate_mc",
                      "n_truth", "epochs", "max_iter"):
             check_count(getattr(self, name), name)

@@ -10,7 +10,7 @@ import numpy as np
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
-from ..common import apply_paper_defaults
+from ..common import apply_paper_defaults, check_mode_settings
 
 __all__ = ["PRIORS", "TRIALS", "GRID", "ACCURACY_GOAL", "PAPER_DEFAULTS", "MoonsStudy",
            "make_data"]
@@ -60,6 +60,7 @@ class MoonsStudy:
 
     def __post_init__(self):
         apply_paper_defaults(self, PAPER_DEFAULTS)  # a value given always wins
+        check_mode_settings(self, default_only=("max_iter", "restarts"))
         for name in ("seeds", "epochs", "batch_size", "max_iter", "restarts"):
             check_count(getattr(self, name), name)
         self.workers = worker_count(self.workers)

@@ -9,6 +9,8 @@ import numpy as np
 from uqkit.execution.executors import worker_count
 from uqkit.validation import check_count
 
+from ..common import check_mode_settings
+
 __all__ = ["NOISES", "BASELINES", "BAYESIAN", "BAYESIAN_PAPER", "METHODS", "HIER", "GP_MARGIN",
            "COVERAGE_RANGE", "PAPER", "truth", "RegressionStudy", "bayesian", "methods",
            "make_data", "KEYS", "BAYES_KEYS"]
@@ -93,6 +95,8 @@ class RegressionStudy:
     noise: str = "evidence"
 
     def __post_init__(self):
+        check_mode_settings(self, paper_only=("bdl_epochs", "tempered_kl"),
+                            default_only=("max_iter", "restarts", "noise"))
         for name in ("seeds", "n_train", "n_test", "bdl_epochs", "max_iter",
                      "restarts"):
             check_count(getattr(self, name), name)

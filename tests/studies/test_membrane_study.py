@@ -16,8 +16,7 @@ def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("membrane")
     study = MembraneStudy(out=str(out), train_sizes=(16, 32), n_seeds=2, n_validation=200,
                           n_calibration=100,
-                          n_uq_train=96, n_surrogate_mc=5000, n_truth=2000, epochs=250,
-                          max_iter=300,
+                          n_uq_train=96, n_surrogate_mc=5000, n_truth=2000, max_iter=300,
                           n_paths=4, workers=2, progress=False)
     report = run(study, log=LOG.append)
     return study, report
@@ -113,10 +112,13 @@ def test_fits_follow_their_settings(tiny):
     assert sum(name.startswith("uq-") and name.endswith(".pt") for name in entries) == 2
     assert sum(name.startswith("fe-") for name in entries) == 4
     assert fit_settings(replace(study, workers=1, n_truth=5000), model) == settings
-    for change in ({"epochs": 300}, {"max_iter": 123}, {"seed": 1}, {"n_validation": 300},
-                   {"paper": True}, {"priors": {"direct": "normal(0, 2)"}},
-                   {"n_uq_train": 700}):
+    for change in ({"max_iter": 123}, {"seed": 1}, {"n_validation": 300},
+                   {"priors": {"direct": "normal(0, 2)"}}, {"n_uq_train": 700}):
         assert fit_settings(replace(study, **change), model) != settings, change
+    # --paper's fits, and their epochs (the default fits' max_iter is not theirs)
+    paper = replace(study, paper=True, max_iter=2000)
+    assert fit_settings(paper, model) != settings
+    assert fit_settings(replace(paper, epochs=300), model) != fit_settings(paper, model)
     assert fit_settings(study, MembraneModel(nx=10, ny=5)) != settings
 
 

@@ -65,14 +65,14 @@ def test_the_command_keeps_a_value_given_with_paper_and_says_so(tmp_path, monkey
     assert f"(default {ours}; --paper: {papers} unless given)" in help_text
 
 
-#: A setting one mode alone uses, given for the other: (study, arguments, the flag named).
-IGNORED = [("membrane", ["--paper", "--max-iter", "5"], "--max-iter 5"),
-           ("membrane", ["--epochs", "50"], "--epochs 50"),
-           ("regression", ["--paper", "--restarts", "3"], "--restarts 3"),
-           ("regression", ["--paper", "--max-iter", "10"], "--max-iter 10"),
-           ("regression", ["--tempered-kl", "0.5"], "--tempered-kl 0.5"),
+#: A setting one mode alone uses, given for the other: (study, arguments, the settings named).
+IGNORED = [("membrane", ["--paper", "--max-iter", "5"], "max_iter=5"),
+           ("membrane", ["--epochs", "50"], "epochs=50"),
+           ("regression", ["--paper", "--restarts", "3"], "restarts=3"),
+           ("regression", ["--paper", "--max-iter", "10"], "max_iter=10"),
+           ("regression", ["--tempered-kl", "0.5"], "tempered_kl=0.5"),
            ("moons", ["--paper", "--restarts", "2", "--max-iter", "9"],
-            "--max-iter 9 --restarts 2")]
+            "max_iter=9, restarts=2")]
 
 
 @pytest.mark.parametrize("name, extra, named", IGNORED)
@@ -80,7 +80,7 @@ def test_a_setting_the_mode_run_ignores_is_refused(tmp_path, monkeypatch, capsys
                                                    named):
     """`--paper --restarts 3` fitted each BDL once, and `--epochs 50` without --paper (CI's
     tiny job passed it) changed nothing: each was ignored without a word. Now refused with
-    exit code 2, naming the flag; the same flag in its own mode is kept."""
+    exit code 2, naming the settings; the same options in their own mode are kept."""
     import studies.common
 
     seen = []
@@ -89,9 +89,30 @@ def test_a_setting_the_mode_run_ignores_is_refused(tmp_path, monkeypatch, capsys
     out = ["study", name, "--out", str(tmp_path / "out"), "--workers", "1"]
     assert main(out + extra) == 2 and seen == []
     err = capsys.readouterr().err
-    assert err.startswith(f"uqkit study {name}: {named} sets ") and "ignored" in err, err
+    assert err.startswith(f"uqkit study {name}: {named}: ") and "ignored" in err, err
     other = [a for a in extra if a != "--paper"] + ([] if "--paper" in extra else ["--paper"])
     assert main(out + other) == 0 and len(seen) == 1
-    flag, value = named.split()[:2]
-    assert getattr(seen[0], flag[2:].replace("-", "_")) == type(
-        getattr(seen[0], flag[2:].replace("-", "_")))(value)
+    for setting in named.split(", "):
+        key, value = setting.split("=")
+        assert str(getattr(seen[0], key)) == value
+
+
+def test_the_settings_classes_refuse_what_their_mode_ignores(tmp_path):
+    """The Python API as the command: RegressionStudy(paper=True, restarts=3) fitted once."""
+    from studies.membrane import MembraneStudy
+    from studies.moons import MoonsStudy
+    from studies.regression import RegressionStudy
+
+    out = str(tmp_path)
+    for make, settings in [(RegressionStudy, dict(paper=True, restarts=3)),
+                           (RegressionStudy, dict(noise="map", paper=True)),
+                           (RegressionStudy, dict(bdl_epochs=10)),
+                           (MoonsStudy, dict(paper=True, max_iter=10)),
+                           (MembraneStudy, dict(epochs=50)),
+                           (MembraneStudy, dict(paper=True, max_iter=10))]:
+        with pytest.raises(ValueError, match="would be ignored"):
+            make(out=out, **settings)
+    # the defaults, and a setting in its own mode, are accepted
+    assert RegressionStudy(out=out, paper=True, bdl_epochs=10).bdl_epochs == 10
+    assert MembraneStudy(out=out, paper=True, epochs=50).epochs == 50
+    assert MoonsStudy(out=out, paper=True).restarts == 5

@@ -39,7 +39,7 @@ def test_same_numbers_with_one_and_two_workers_and_on_a_second_run(tmp_path, kin
         if kind == "membrane":
             run_membrane(MembraneStudy(out=str(out), train_sizes=(16,), n_seeds=1,
                                        n_validation=24, n_calibration=24, n_uq_train=32,
-                                       n_surrogate_mc=300, n_truth=64, epochs=20, n_paths=2,
+                                       n_surrogate_mc=300, n_truth=64, n_paths=2,
                                        workers=workers, progress=False), log=lambda *_: None)
         else:
             run_moons(MoonsStudy(out=str(out), seeds=1, epochs=10, batch_size=60, lr=0.03,
