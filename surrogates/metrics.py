@@ -38,6 +38,11 @@ def _finite(name, value):
 
 def _pair(y, p, name="prediction"):
     y, p = _finite("y", y), _finite(name, p)
+    if y.ndim == 0:  # numpy's reductions over axis 0 raised an AxisError here
+        raise ValueError(f"y must be observations, (n,) or (n, k), got the single number "
+                         f"{float(y)!r}")
+    if len(y) == 0:  # the mean of none: NaN, with a RuntimeWarning
+        raise ValueError(f"y holds no observations (shape {y.shape}): the metric is undefined")
     if y.shape != p.shape:
         raise ValueError(f"shapes differ: y {y.shape} vs {name} {p.shape}")
     return y, p

@@ -218,3 +218,20 @@ def test_a_constant_output_warns_at_the_callers_line_and_nowhere_else():
     if not hasattr(M.r2, "__wrapped__"):  # mutmut's trampoline adds a frame
         assert caught[0].filename == __file__
     assert values[0] == pytest.approx(1 - 0.04 / 5) and np.isnan(values[1:]).all()
+
+
+@pytest.mark.parametrize("y, message", [
+    (1.0, r"^y must be observations, \(n,\) or \(n, k\), got the single number 1.0$"),
+    (np.zeros(0), r"^y holds no observations \(shape \(0,\)\)"),
+    (np.zeros((0, 2)), r"^y holds no observations \(shape \(0, 2\)\)")])
+@pytest.mark.parametrize("metric", [
+    lambda y: M.r2(y, y), lambda y: M.rmse(y, y), lambda y: M.gaussian_nll(y, y, 1.0),
+    lambda y: M.crps_gaussian(y, y, 1.0), lambda y: M.coverage(y, y, y),
+    lambda y: M.regression_calibration_error(y, y, 1.0)])
+def test_a_single_number_or_no_row_is_refused_by_name(metric, y, message):
+    """A single number gave numpy's AxisError (axis 0 out of bounds), and no rows a NaN with
+    a RuntimeWarning (rmse, coverage)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=message):
+            metric(y)
