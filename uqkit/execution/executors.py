@@ -29,6 +29,7 @@ import sys
 import threading
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
+from functools import partial
 
 __all__ = ["THREAD_VARIABLES", "WATCHDOG_INTERVAL", "pin_threads", "track_child_group",
            "kill_child_groups", "starting_child", "START_GRACE", "watch_parent", "worker_init",
@@ -147,38 +148,25 @@ def _hold_signals():
             signal.signal(signum, lambda number, frame: came.append(number))
 
     def release():
-        _put_back(list(saved.items()))
+        # each handler put back whatever a signal arriving meanwhile raises (a Ctrl-C
+        # between two of them left the other one holding its signal for good)
+        _each([partial(signal.signal, n, handler) for n, handler in saved.items()])
         # SIGTERM's first (a worker's ends the process; SIGINT's raises KeyboardInterrupt),
         # and each handler runs whatever the one before it raised
-        _run_handlers([(n, saved[n]) for n in sorted(set(came),
-                                                     key=lambda n: n != signal.SIGTERM)])
+        _each([partial(saved[n], n, None) for n in sorted(set(came),
+                                                          key=lambda n: n != signal.SIGTERM)])
 
     return release
 
 
-def _put_back(handlers):
-    """Set each ``(signum, handler)`` of ``handlers`` again, each whatever a signal that
-    arrives meanwhile raises (a Ctrl-C between two of them left the other one holding its
-    signals for good)."""
-    import signal
-
-    if handlers:
-        (signum, handler), rest = handlers[0], handlers[1:]
+def _each(calls):
+    """Call each of ``calls`` in turn; an exception one raises propagates once the others
+    have run."""
+    if calls:
         try:
-            signal.signal(signum, handler)
+            calls[0]()
         finally:
-            _put_back(rest)
-
-
-def _run_handlers(pending):
-    """Call each ``(signum, handler)`` of ``pending`` in turn; an exception one raises
-    propagates once the others have run."""
-    if pending:
-        (signum, handler), rest = pending[0], pending[1:]
-        try:
-            handler(signum, None)
-        finally:
-            _run_handlers(rest)
+            _each(calls[1:])
 
 
 def watch_parent(parent_pid, interval=WATCHDOG_INTERVAL):
